@@ -1,0 +1,1 @@
+"""The algorithm language: types, expressions, Funcs, reduction domains and inputs."""

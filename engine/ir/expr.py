@@ -1,0 +1,282 @@
+"""Immutable expression nodes of the algorithm language, and Python operator overloading.
+
+Every node carries its element type. Nodes compare structurally through `key()`; Python's
+`==` builds an EQ expression instead, as in Halide, so nodes hash by identity.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.errors import CompileError
+from engine.ir.types import Bool, Float, Int, Type
+
+
+class Expr:
+    """Base class of all expression nodes."""
+
+    __slots__ = ("_key", "_type")
+    __hash__ = object.__hash__
+
+    def type(self) -> Type:
+        return self._type
+
+    def children(self) -> tuple[Expr, ...]:
+        return ()
+
+    def _fields(self) -> tuple:
+        return ()
+
+    def key(self) -> tuple:
+        """A hashable structural identity: equal keys mean equal expressions."""
+        try:
+            return self._key
+        except AttributeError:
+            k = (type(self).__name__, self._type, *self._fields(), *(c.key() for c in self.children()))
+            object.__setattr__(self, "_key", k)
+            return k
+
+    def same_as(self, other: Expr) -> bool:
+        return self is other or self.key() == other.key()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("expressions are immutable")
+
+    def _init(self, **fields: Any) -> None:
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    def __bool__(self) -> bool:
+        raise CompileError(
+            f"the expression {self} has no truth value while the pipeline is being defined: "
+            "use select(c, a, b) instead of if/else, and & | ~ instead of and/or/not"
+        )
+
+    def __repr__(self) -> str:
+        return f"<engine.Expr of type {self.type()}: {self}>"
+
+    def __str__(self) -> str:
+        from engine.ir.printer import expr_to_string
+
+        return expr_to_string(self)
+
+    # Arithmetic and comparison operators are attached below, from ops.py.
+
+
+class Const(Expr):
+    """A literal of a given type (int, uint, bool or float)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, t: Type, value: int | float) -> None:
+        if t.is_float():
+            value = float(value)
+        elif t.is_bool():
+            value = int(bool(value))
+        else:
+            value = int(value)
+        self._init(_type=t, value=value)
+
+    def _fields(self) -> tuple:
+        return (self.value,)
+
+
+class Variable(Expr):
+    """A named scalar: a pure Var, a reduction variable, or a run-time parameter.
+
+    kind is 'var', 'rvar' or 'param'. Parameters may carry an `owner` (a Param, or the
+    ImageParam whose dimension they describe).
+    """
+
+    __slots__ = ("kind", "name", "owner")
+
+    def __init__(self, name: str, t: Type | None = None, kind: str = "var", owner: Any = None) -> None:
+        self._init(_type=t if t is not None else Int(32), name=name, kind=kind, owner=owner)
+
+    def _fields(self) -> tuple:
+        return (self.name, self.kind)
+
+
+class Cast(Expr):
+    __slots__ = ("value",)
+
+    def __init__(self, t: Type, value: Expr) -> None:
+        self._init(_type=t, value=value)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+class BinaryOp(Expr):
+    """Two operands of one type; the result has that type (comparisons: bool)."""
+
+    __slots__ = ("a", "b")
+    symbol = "?"
+
+    def __init__(self, a: Expr, b: Expr) -> None:
+        assert a.type() == b.type(), (self.symbol, a.type(), b.type())
+        self._init(_type=self.result_type(a.type()), a=a, b=b)
+
+    @staticmethod
+    def result_type(t: Type) -> Type:
+        return t
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.a, self.b)
+
+
+class Add(BinaryOp):
+    __slots__ = ()
+    symbol = "+"
+
+
+class Sub(BinaryOp):
+    __slots__ = ()
+    symbol = "-"
+
+
+class Mul(BinaryOp):
+    __slots__ = ()
+    symbol = "*"
+
+
+class Div(BinaryOp):
+    """Division: Euclidean for integers (remainder never negative), x / 0 == 0."""
+
+    __slots__ = ()
+    symbol = "/"
+
+
+class Mod(BinaryOp):
+    """Remainder: Euclidean for integers, x % 0 == 0; a - b*floor(a/b) for floats."""
+
+    __slots__ = ()
+    symbol = "%"
+
+
+class Min(BinaryOp):
+    __slots__ = ()
+    symbol = "min"
+
+
+class Max(BinaryOp):
+    __slots__ = ()
+    symbol = "max"
+
+
+class Compare(BinaryOp):
+    __slots__ = ()
+
+    @staticmethod
+    def result_type(t: Type) -> Type:
+        return Bool()
+
+
+class EQ(Compare):
+    __slots__ = ()
+    symbol = "=="
+
+
+class NE(Compare):
+    __slots__ = ()
+    symbol = "!="
+
+
+class LT(Compare):
+    __slots__ = ()
+    symbol = "<"
+
+
+class LE(Compare):
+    __slots__ = ()
+    symbol = "<="
+
+
+class GT(Compare):
+    __slots__ = ()
+    symbol = ">"
+
+
+class GE(Compare):
+    __slots__ = ()
+    symbol = ">="
+
+
+class And(BinaryOp):
+    __slots__ = ()
+    symbol = "&&"
+
+
+class Or(BinaryOp):
+    __slots__ = ()
+    symbol = "||"
+
+
+class Not(Expr):
+    __slots__ = ("a",)
+
+    def __init__(self, a: Expr) -> None:
+        self._init(_type=Bool(), a=a)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.a,)
+
+
+class Select(Expr):
+    __slots__ = ("cond", "false_value", "true_value")
+
+    def __init__(self, cond: Expr, true_value: Expr, false_value: Expr) -> None:
+        assert true_value.type() == false_value.type()
+        self._init(_type=true_value.type(), cond=cond, true_value=true_value, false_value=false_value)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.cond, self.true_value, self.false_value)
+
+
+class Let(Expr):
+    """`let name = value in body`: introduced by lowering to share subexpressions."""
+
+    __slots__ = ("body", "name", "value")
+
+    def __init__(self, name: str, value: Expr, body: Expr) -> None:
+        self._init(_type=body.type(), name=name, value=value, body=body)
+
+    def _fields(self) -> tuple:
+        return (self.name,)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value, self.body)
+
+
+class Call(Expr):
+    """A call: of a Func ('func'), an input image ('image') or a built-in function ('intrinsic').
+
+    For 'func' and 'image' calls `target` is the Func or ImageParam and args are coordinates.
+    """
+
+    __slots__ = ("args", "call_kind", "name", "target")
+
+    def __init__(self, t: Type, name: str, args: tuple[Expr, ...], call_kind: str, target: Any = None) -> None:
+        self._init(_type=t, name=name, args=tuple(args), call_kind=call_kind, target=target)
+
+    def _fields(self) -> tuple:
+        return (self.name, self.call_kind)
+
+    def children(self) -> tuple[Expr, ...]:
+        return self.args
+
+
+def make_const(t: Type, value: int | float) -> Const:
+    return Const(t, value)
+
+
+def int_const(value: int) -> Const:
+    return Const(Int(32), value)
+
+
+def float_const(value: float) -> Const:
+    return Const(Float(32), value)
+
+
+def is_const(e: Expr, value: int | float | None = None) -> bool:
+    return isinstance(e, Const) and (value is None or e.value == value)

@@ -1,0 +1,286 @@
+"""Func: a pure definition over Vars plus optional update definitions (Halide's Func)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.errors import CompileError
+from engine.ir import expr as E
+from engine.ir import ops
+from engine.ir.coerce import cast, is_python_number, literal_of_type, to_expr
+from engine.ir.ops import _attach_operators
+from engine.ir.types import Int, Type
+from engine.ir.var import RDom, Var
+from engine.ir.visit import find_calls, find_variables, walk
+
+_func_counter = itertools.count()
+
+
+def normalize_call_args(args: Any, who: str) -> tuple[E.Expr, ...]:
+    """Coordinates of a call as int32 Exprs; a float coordinate is an error."""
+    if not isinstance(args, tuple):
+        args = (args,)
+    coords = []
+    for i, a in enumerate(args):
+        if isinstance(a, RDom) and a.dimensions() > 1:
+            coords.extend(a.vars)
+            continue
+        e = to_expr(a)
+        if e.type().is_float():
+            raise CompileError(
+                f"{who} is called with a {e.type()} coordinate in argument {i} ({e}); coordinates "
+                "must be integers: use an explicit cast such as i32(...)"
+            )
+        coords.append(cast(Int(32), e))
+    return tuple(coords)
+
+
+@dataclass
+class Definition:
+    """One definition of a Func: `func[args] = value`, over an RDom for reductions."""
+
+    args: tuple[E.Expr, ...]
+    value: E.Expr
+    rdom: RDom | None = None
+    predicate: E.Expr | None = None
+    schedule: Any = None
+    pure_vars: tuple[str, ...] = field(default=())
+
+
+class Func:
+    """A function over an integer domain, defined by `f[x, y] = expr` (Halide's Func)."""
+
+    def __init__(self, name: str | None = None) -> None:
+        if name is not None and (not isinstance(name, str) or not name):
+            raise CompileError(f"a Func name must be a non-empty string, got {name!r}")
+        self._name = name if name is not None else f"f{next(_func_counter)}"
+        self._pure: Definition | None = None
+        self._updates: list[Definition] = []
+        self._frozen_by: str | None = None
+        self._schedule_state: Any = None
+
+    # ------------------------------------------------------------------ introspection
+    def name(self) -> str:
+        return self._name
+
+    def defined(self) -> bool:
+        return self._pure is not None
+
+    def _require_defined(self) -> Definition:
+        if self._pure is None:
+            raise CompileError(f"Func `{self._name}` has no definition")
+        return self._pure
+
+    def dimensions(self) -> int:
+        return len(self._require_defined().args)
+
+    def args(self) -> list[Var]:
+        return list(self._require_defined().args)
+
+    def type(self) -> Type:
+        return self._require_defined().value.type()
+
+    output_type = type
+
+    def value(self) -> E.Expr:
+        return self._require_defined().value
+
+    def definition(self) -> Definition:
+        return self._require_defined()
+
+    def updates(self) -> list[Definition]:
+        return list(self._updates)
+
+    def num_update_definitions(self) -> int:
+        return len(self._updates)
+
+    def has_update_definition(self) -> bool:
+        return bool(self._updates)
+
+    def update_args(self, i: int = 0) -> list[E.Expr]:
+        return list(self._updates[i].args)
+
+    def update_value(self, i: int = 0) -> E.Expr:
+        return self._updates[i].value
+
+    def __repr__(self) -> str:
+        return f"<engine.Func {self._name}>"
+
+    # ------------------------------------------------------------------ definitions
+    def __getitem__(self, args: Any) -> FuncRef:
+        return FuncRef(self, args)
+
+    def __setitem__(self, args: Any, value: Any) -> None:
+        if isinstance(value, _UpdateDone):
+            return
+        if not isinstance(args, tuple):
+            args = (args,)
+        if self._pure is None:
+            self._define_pure(args, value)
+        else:
+            self._define_update(args, value)
+
+    def _define_pure(self, args: tuple, value: Any) -> None:
+        names = []
+        for i, a in enumerate(args):
+            if not isinstance(a, Var):
+                raise CompileError(
+                    f"the pure definition of Func `{self._name}` must have Vars as arguments, but "
+                    f"argument {i} is {a}; an update definition needs a pure definition first"
+                )
+            if a.name in names:
+                raise CompileError(f"Var {a.name} appears twice in the pure definition of Func `{self._name}`")
+            names.append(a.name)
+        e = to_expr(value)
+        where = f"the pure definition of Func `{self._name}`"
+        for v in find_variables(e):
+            if v.kind == "var" and v.name not in names:
+                raise CompileError(f"undefined variable {v.name} in {where}: it is not one of its arguments")
+            if v.kind == "rvar":
+                raise CompileError(
+                    f"{where} uses reduction variable {v.name}; reductions over an RDom belong in an update definition"
+                )
+        _freeze_callees(e, self)
+        self._pure = Definition(tuple(args), e, pure_vars=tuple(names))
+
+    def _define_update(self, args: tuple, value: Any) -> None:
+        index = len(self._updates)
+        where = f"update definition {index} of Func `{self._name}`"
+        if self._frozen_by is not None:
+            raise CompileError(
+                f"Func `{self._name}` cannot be given a new update definition, because it has already "
+                f"been {self._frozen_by}"
+            )
+        pure = self._pure
+        assert pure is not None
+        coords = normalize_call_args(args, f"the left-hand side of {where}")
+        if len(coords) != len(pure.args):
+            raise CompileError(
+                f"{where} has {len(coords)} argument{'s' if len(coords) != 1 else ''}, but the pure "
+                f"definition has {len(pure.args)}"
+            )
+        if is_python_number(value):
+            e = literal_of_type(value, pure.value.type(), f" in {where}")
+        else:
+            e = to_expr(value)
+        if e.type() != pure.value.type():
+            raise CompileError(
+                f"in {where}: the value has type {e.type()}, but the pure definition has type "
+                f"{pure.value.type()}; use an explicit cast"
+            )
+        pure_vars = []
+        for c in coords:
+            if isinstance(c, Var):
+                if c.name in pure_vars:
+                    raise CompileError(f"Var {c.name} appears twice on the left-hand side of {where}")
+                pure_vars.append(c.name)
+        rdoms: dict[int, RDom] = {}
+        for part in (*coords, e):
+            for v in find_variables(part):
+                if v.kind == "var" and v.name not in pure_vars:
+                    raise CompileError(
+                        f"undefined variable {v.name} in {where}: a Var used there must appear by "
+                        "itself as an argument on the left-hand side"
+                    )
+                if v.kind == "rvar":
+                    rdoms[id(v.rdom)] = v.rdom
+        if len(rdoms) > 1:
+            names = ", ".join(r.name for r in rdoms.values())
+            raise CompileError(f"{where} uses more than one RDom ({names}); combine them into one RDom")
+        for call in find_calls(e):
+            if call.call_kind == "func" and call.target is self:
+                for i, (lhs, arg) in enumerate(zip(coords, call.args, strict=True)):
+                    if isinstance(lhs, Var) and not (isinstance(arg, E.Variable) and arg.name == lhs.name):
+                        raise CompileError(
+                            f"in {where}: all of a Func's references to itself must use the same pure "
+                            f"variables in the same places as the left-hand side, but argument {i} is "
+                            f"{arg} where the left-hand side has {lhs.name}"
+                        )
+        rdom = next(iter(rdoms.values()), None)
+        _freeze_callees(e, self)
+        for c in coords:
+            _freeze_callees(c, self)
+        self._updates.append(
+            Definition(coords, e, rdom, rdom.predicate() if rdom is not None else None, pure_vars=tuple(pure_vars))
+        )
+
+    def _implicit_pure(self, nargs: int, t: Type, identity: int) -> None:
+        """`f[args] += e` on an undefined Func first defines f as the identity over new Vars."""
+        implicit = tuple(Var(f"{self._name}_{i}") for i in range(nargs))
+        self._pure = Definition(implicit, E.Const(t, identity), pure_vars=tuple(v.name for v in implicit))
+
+
+def _freeze_callees(e: E.Expr, consumer: Func) -> None:
+    for node in walk(e):
+        callee = node.target if isinstance(node, E.Call) and node.call_kind == "func" else None
+        if callee is not None and callee is not consumer and callee._frozen_by is None:
+            node.target._frozen_by = f"used in the definition of Func `{consumer.name()}`"
+
+
+class _UpdateDone:
+    """Returned by `f[...] += e` so that Python's implied `f[...] = result` does nothing."""
+
+
+class FuncRef:
+    """`f[args]`: a call of f when read, a definition target when assigned or updated."""
+
+    def __init__(self, func: Func, args: Any) -> None:
+        self.func = func
+        self.raw_args = args if isinstance(args, tuple) else (args,)
+        self._expr: E.Expr | None = None
+
+    def _as_expr(self) -> E.Expr:
+        if self._expr is not None:
+            return self._expr
+        f = self.func
+        if f._pure is None:
+            raise CompileError(
+                f"can't call Func `{f.name()}` because it has not yet been defined (a Func cannot "
+                "refer to itself in its pure definition: recursion needs an update definition over "
+                "an RDom)"
+            )
+        coords = normalize_call_args(self.raw_args, f"Func `{f.name()}`")
+        n = len(f._pure.args)
+        if len(coords) != n:
+            names = ", ".join(v.name for v in f._pure.args)
+            raise CompileError(
+                f"Func `{f.name()}` is called with {len(coords)} argument{'s' if len(coords) != 1 else ''}, "
+                f"but was defined with {n} ({names})"
+            )
+        self._expr = E.Call(f.type(), f.name(), coords, "func", f)
+        return self._expr
+
+    def type(self) -> Type:
+        return self._as_expr().type()
+
+    def _update(self, combine, identity: int, rhs: Any) -> _UpdateDone:
+        f = self.func
+        if f._pure is None:
+            t = to_expr(rhs).type()
+            f._implicit_pure(len(normalize_call_args(self.raw_args, f"Func `{f.name()}`")), t, identity)
+        if is_python_number(rhs):
+            rhs = literal_of_type(rhs, f.type(), f" in an update of Func `{f.name()}`")
+        else:
+            rhs = cast(f.type(), to_expr(rhs))
+        f[self.raw_args] = combine(self._as_expr(), rhs)
+        return _UpdateDone()
+
+    def __iadd__(self, rhs: Any) -> _UpdateDone:
+        return self._update(ops.add, 0, rhs)
+
+    def __isub__(self, rhs: Any) -> _UpdateDone:
+        return self._update(ops.sub, 0, rhs)
+
+    def __imul__(self, rhs: Any) -> _UpdateDone:
+        return self._update(ops.mul, 1, rhs)
+
+    def __itruediv__(self, rhs: Any) -> _UpdateDone:
+        return self._update(ops.div, 1, rhs)
+
+    def __repr__(self) -> str:
+        return f"<engine.FuncRef {self.func.name()}[...]>"
+
+
+_attach_operators(FuncRef)

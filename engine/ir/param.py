@@ -1,0 +1,186 @@
+"""Run-time inputs: scalar parameters (Param) and input images (ImageParam)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from engine.errors import CompileError, InputError
+from engine.ir import expr as E
+from engine.ir.coerce import cast, to_expr
+from engine.ir.types import Int, Type, type_of_numpy
+
+_param_counter = itertools.count()
+
+
+class Param(E.Variable):
+    """A scalar known only when the pipeline runs (Halide's Param), usable as an Expr."""
+
+    __slots__ = ("_value", "default", "range")
+
+    def __init__(
+        self,
+        t: Type,
+        name: str | None = None,
+        default: int | float | None = None,
+        min: int | float | None = None,  # noqa: A002 - Halide's keyword
+        max: int | float | None = None,  # noqa: A002
+    ) -> None:
+        super().__init__(name if name is not None else f"p{next(_param_counter)}", t, "param", owner=None)
+        object.__setattr__(self, "owner", self)
+        object.__setattr__(self, "default", None if default is None else self._check(default))
+        object.__setattr__(self, "_value", self.default)
+        object.__setattr__(self, "range", (min, max))
+
+    def _check(self, value: Any) -> int | float:
+        return check_scalar(self.name, self.type(), value)
+
+    def set(self, value: int | float) -> None:
+        object.__setattr__(self, "_value", self._check(value))
+
+    def get(self) -> int | float | None:
+        return self._value
+
+    def set_range(self, lo: int | float | None, hi: int | float | None) -> None:
+        object.__setattr__(self, "range", (lo, hi))
+
+
+def check_scalar(name: str, t: Type, value: Any) -> int | float:
+    """A Python scalar for parameter `name` of type t, or InputError saying why not."""
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)):
+        value = int(value)
+    if isinstance(value, (int, np.integer)):
+        value = int(value)
+        if not t.is_float() and not t.can_represent(value):
+            raise InputError(f"value {value} for parameter `{name}` does not fit its type {t}")
+        return float(value) if t.is_float() else value
+    if isinstance(value, (float, np.floating)):
+        if not t.is_float():
+            raise InputError(f"parameter `{name}` has integer type {t} but was given the float {value}")
+        return float(value)
+    raise InputError(f"parameter `{name}` needs a number of type {t}, got {type(value).__name__}")
+
+
+class Dimension:
+    """One dimension of an ImageParam: its min, extent and stride as run-time parameters."""
+
+    def __init__(self, image: ImageParam, index: int) -> None:
+        self.image = image
+        self.index = index
+        name = image.name()
+        self._min = E.Variable(f"{name}.min.{index}", Int(32), "param", owner=image)
+        self._extent = E.Variable(f"{name}.extent.{index}", Int(32), "param", owner=image)
+        self._stride = E.Variable(f"{name}.stride.{index}", Int(32), "param", owner=image)
+
+    def min(self) -> E.Expr:
+        return self._min
+
+    def extent(self) -> E.Expr:
+        return self._extent
+
+    def max(self) -> E.Expr:
+        return self._min + self._extent - 1
+
+    def stride(self) -> E.Expr:
+        return self._stride
+
+
+class ImageParam:
+    """An input image of a given element type and dimensionality (Halide's ImageParam).
+
+    Dimension 0 is the last NumPy axis: a (h, w) array is read as `inp[x, y]`.
+    """
+
+    def __init__(self, t: Type, dimensions: int, name: str | None = None) -> None:
+        if not isinstance(t, Type):
+            raise CompileError(f"ImageParam needs an element type such as UInt(8), got {t!r}")
+        if not isinstance(dimensions, int) or dimensions < 1:
+            raise CompileError(f"ImageParam needs a positive number of dimensions, got {dimensions!r}")
+        self._type = t
+        self._name = name if name is not None else f"input{next(_param_counter)}"
+        self._dims = [Dimension(self, i) for i in range(dimensions)]
+        self._array: np.ndarray | None = None
+
+    def name(self) -> str:
+        return self._name
+
+    def type(self) -> Type:
+        return self._type
+
+    def dimensions(self) -> int:
+        return len(self._dims)
+
+    def dim(self, i: int) -> Dimension:
+        if not 0 <= i < len(self._dims):
+            raise CompileError(f"ImageParam `{self._name}` has {len(self._dims)} dimensions, not a dimension {i}")
+        return self._dims[i]
+
+    def width(self) -> E.Expr:
+        return self.dim(0).extent()
+
+    def height(self) -> E.Expr:
+        return self.dim(1).extent()
+
+    def channels(self) -> E.Expr:
+        return self.dim(2).extent()
+
+    def left(self) -> E.Expr:
+        return self.dim(0).min()
+
+    def right(self) -> E.Expr:
+        return self.dim(0).max()
+
+    def top(self) -> E.Expr:
+        return self.dim(1).min()
+
+    def bottom(self) -> E.Expr:
+        return self.dim(1).max()
+
+    def set(self, array: np.ndarray) -> None:
+        self._array = check_image(self, array)
+
+    def get(self) -> np.ndarray | None:
+        return self._array
+
+    def __getitem__(self, args: Any) -> E.Call:
+        from engine.ir.func import normalize_call_args
+
+        coords = normalize_call_args(args, f"input image `{self._name}`")
+        if len(coords) != len(self._dims):
+            raise CompileError(
+                f"input image `{self._name}` is called with {len(coords)} argument"
+                f"{'s' if len(coords) != 1 else ''}, but has {len(self._dims)} dimensions"
+            )
+        return E.Call(self._type, self._name, coords, "image", self)
+
+    def __repr__(self) -> str:
+        return f"ImageParam({self._type!r}, {len(self._dims)}, {self._name!r})"
+
+
+def check_image(image: ImageParam, array: Any) -> np.ndarray:
+    """The array for an input image, or InputError naming the mismatch."""
+    if not isinstance(array, np.ndarray):
+        raise InputError(f"input `{image.name()}` needs a NumPy array, got {type(array).__name__}")
+    try:
+        t = type_of_numpy(array.dtype)
+    except ValueError:
+        t = None
+    if t != image.type():
+        raise InputError(
+            f"input `{image.name()}` has element type {image.type()} "
+            f"(NumPy {image.type().numpy()}), but the array given has dtype {array.dtype}"
+        )
+    if array.ndim != image.dimensions():
+        raise InputError(
+            f"input `{image.name()}` has {image.dimensions()} dimensions, but the array given has "
+            f"{array.ndim} (shape {array.shape})"
+        )
+    return array
+
+
+def scalar_expr(value: Any, t: Type) -> E.Expr:
+    return cast(t, to_expr(value))

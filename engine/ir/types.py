@@ -1,0 +1,119 @@
+"""Scalar element types with Halide's names and value ranges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+_NUMPY_NAMES = {
+    ("uint", 1): "bool",
+    ("uint", 8): "uint8",
+    ("uint", 16): "uint16",
+    ("uint", 32): "uint32",
+    ("uint", 64): "uint64",
+    ("int", 8): "int8",
+    ("int", 16): "int16",
+    ("int", 32): "int32",
+    ("int", 64): "int64",
+    ("float", 32): "float32",
+    ("float", 64): "float64",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Type:
+    """An element type: a code ('int', 'uint', 'float') and a bit width (bool is uint1)."""
+
+    code: str
+    bits: int
+
+    def __post_init__(self) -> None:
+        if (self.code, self.bits) not in _NUMPY_NAMES:
+            raise ValueError(f"unsupported type {self.code}{self.bits}")
+
+    def is_bool(self) -> bool:
+        return self.code == "uint" and self.bits == 1
+
+    def is_uint(self) -> bool:
+        return self.code == "uint"
+
+    def is_int(self) -> bool:
+        return self.code == "int"
+
+    def is_float(self) -> bool:
+        return self.code == "float"
+
+    def is_integer(self) -> bool:
+        """True for signed and unsigned integers, bool included."""
+        return self.code != "float"
+
+    def with_bits(self, bits: int) -> Type:
+        return Type(self.code, bits)
+
+    def with_code(self, code: str) -> Type:
+        return Type(code, self.bits)
+
+    def min(self) -> int | float:
+        if self.is_float():
+            return -float(np.finfo(self.numpy()).max)
+        if self.is_uint():
+            return 0
+        return -(1 << (self.bits - 1))
+
+    def max(self) -> int | float:
+        if self.is_float():
+            return float(np.finfo(self.numpy()).max)
+        if self.is_uint():
+            return (1 << self.bits) - 1
+        return (1 << (self.bits - 1)) - 1
+
+    def can_represent(self, value: int | float) -> bool:
+        """Whether a Python number survives conversion to this type unchanged."""
+        if self.is_float():
+            return True
+        if isinstance(value, float) and not value.is_integer():
+            return False
+        return self.min() <= value <= self.max()
+
+    def numpy(self) -> np.dtype:
+        return np.dtype(_NUMPY_NAMES[(self.code, self.bits)])
+
+    def __str__(self) -> str:
+        if self.is_bool():
+            return "bool"
+        return f"{self.code}{self.bits}"
+
+    def __repr__(self) -> str:
+        if self.is_bool():
+            return "Bool()"
+        return {"int": "Int", "uint": "UInt", "float": "Float"}[self.code] + f"({self.bits})"
+
+
+def UInt(bits: int) -> Type:  # noqa: N802 - Halide's name
+    """Unsigned integer type of 8, 16, 32 (or 64) bits."""
+    return Type("uint", bits)
+
+
+def Int(bits: int) -> Type:  # noqa: N802
+    """Signed integer type of 8, 16, 32 (or 64) bits."""
+    return Type("int", bits)
+
+
+def Float(bits: int) -> Type:  # noqa: N802
+    """Floating-point type of 32 or 64 bits."""
+    return Type("float", bits)
+
+
+def Bool() -> Type:  # noqa: N802
+    """The boolean type (a one-bit unsigned integer, as in Halide)."""
+    return Type("uint", 1)
+
+
+def type_of_numpy(dtype: np.dtype) -> Type:
+    """The engine type of a NumPy dtype, or ValueError for one the engine has no type for."""
+    dtype = np.dtype(dtype)
+    for (code, bits), name in _NUMPY_NAMES.items():
+        if dtype.name == name:
+            return Type(code, bits)
+    raise ValueError(f"NumPy dtype {dtype} has no Pixelweave type")

@@ -1,0 +1,89 @@
+"""Generic traversal of expression trees: find nodes, rebuild with substitutions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from engine.ir import expr as E
+
+
+def walk(e: E.Expr) -> Iterator[E.Expr]:
+    """Every node of the tree, each shared node once, parents before children."""
+    seen: set[int] = set()
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        stack.extend(reversed(node.children()))
+
+
+def find_variables(e: E.Expr) -> list[E.Variable]:
+    found: dict[tuple, E.Variable] = {}
+    for node in walk(e):
+        if isinstance(node, E.Variable):
+            found.setdefault((node.name, node.kind), node)
+    return list(found.values())
+
+
+def find_calls(e: E.Expr) -> list[E.Call]:
+    return [node for node in walk(e) if isinstance(node, E.Call)]
+
+
+def rebuild(e: E.Expr, children: tuple[E.Expr, ...]) -> E.Expr:
+    """A copy of e with new children (e itself when they are the same objects)."""
+    old = e.children()
+    if all(a is b for a, b in zip(old, children, strict=True)):
+        return e
+    if isinstance(e, E.Cast):
+        return E.Cast(e.type(), children[0])
+    if isinstance(e, E.BinaryOp):
+        return type(e)(children[0], children[1])
+    if isinstance(e, E.Not):
+        return E.Not(children[0])
+    if isinstance(e, E.Select):
+        return E.Select(*children)
+    if isinstance(e, E.Let):
+        return E.Let(e.name, children[0], children[1])
+    if isinstance(e, E.Call):
+        return E.Call(e.type(), e.name, children, e.call_kind, e.target)
+    rebuild_with = getattr(e, "with_children", None)
+    if rebuild_with is not None:
+        return rebuild_with(children)
+    raise TypeError(f"cannot rebuild {type(e).__name__}")
+
+
+def mutate(e: E.Expr, fn: Callable[[E.Expr], E.Expr | None]) -> E.Expr:
+    """Rebuild e bottom-up; fn(node) may return a replacement (None keeps the node).
+
+    fn sees each node before its children are visited; a returned replacement is not
+    descended into. Shared subtrees are rewritten once.
+    """
+    memo: dict[int, E.Expr] = {}
+
+    def go(node: E.Expr) -> E.Expr:
+        hit = memo.get(id(node))
+        if hit is not None:
+            return hit
+        replaced = fn(node)
+        if replaced is None:
+            replaced = rebuild(node, tuple(go(c) for c in node.children()))
+        memo[id(node)] = replaced
+        return replaced
+
+    return go(e)
+
+
+def substitute(e: E.Expr, replacements: dict[str, E.Expr]) -> E.Expr:
+    """Replace Variables by name."""
+    if not replacements:
+        return e
+
+    def fn(node: E.Expr) -> E.Expr | None:
+        if isinstance(node, E.Variable):
+            return replacements.get(node.name)
+        return None
+
+    return mutate(e, fn)
