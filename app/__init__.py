@@ -1,0 +1,1 @@
+"""What people start: the command line and, later, the desktop editor."""

@@ -1,0 +1,1 @@
+"""The node catalogue and the pipeline document (built on `engine`; never imports Qt)."""
