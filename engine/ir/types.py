@@ -23,10 +23,12 @@ _NUMPY_NAMES = {
 
 @dataclass(frozen=True, slots=True)
 class Type:
-    """An element type: a code ('int', 'uint', 'float') and a bit width (bool is uint1)."""
+    """An element type: a code ('int', 'uint', 'float'), a bit width (bool is uint1) and a
+    number of vector lanes (1 for scalars; vectors appear only in lowered code)."""
 
     code: str
     bits: int
+    lanes: int = 1
 
     def __post_init__(self) -> None:
         if (self.code, self.bits) not in _NUMPY_NAMES:
@@ -49,10 +51,19 @@ class Type:
         return self.code != "float"
 
     def with_bits(self, bits: int) -> Type:
-        return Type(self.code, bits)
+        return Type(self.code, bits, self.lanes)
 
     def with_code(self, code: str) -> Type:
-        return Type(code, self.bits)
+        return Type(code, self.bits, self.lanes)
+
+    def with_lanes(self, lanes: int) -> Type:
+        return Type(self.code, self.bits, lanes)
+
+    def element_of(self) -> Type:
+        return Type(self.code, self.bits) if self.lanes != 1 else self
+
+    def is_vector(self) -> bool:
+        return self.lanes > 1
 
     def min(self) -> int | float:
         if self.is_float():
@@ -80,9 +91,8 @@ class Type:
         return np.dtype(_NUMPY_NAMES[(self.code, self.bits)])
 
     def __str__(self) -> str:
-        if self.is_bool():
-            return "bool"
-        return f"{self.code}{self.bits}"
+        base = "bool" if self.is_bool() else f"{self.code}{self.bits}"
+        return base if self.lanes == 1 else f"{base}x{self.lanes}"
 
     def __repr__(self) -> str:
         if self.is_bool():

@@ -1,0 +1,147 @@
+"""Text of lowered statements, as the schedule inspector shows them.
+
+`stmt_to_string` prints everything (allocations, lets, asserts, loads and stores), in the
+manner of Halide's lowered-statement dumps. `loop_nest_to_string` prints only the loop
+structure, in the format of Halide's `print_loop_nest`.
+"""
+
+from __future__ import annotations
+
+from engine.ir.printer import expr_to_string as fmt
+from engine.stmt import (
+    Allocate,
+    AssertStmt,
+    Block,
+    Evaluate,
+    For,
+    ForType,
+    IfThenElse,
+    LetStmt,
+    ProducerConsumer,
+    Provide,
+    Realize,
+    Stmt,
+    Store,
+)
+
+INDENT = "  "
+
+
+def _assert_text(s: AssertStmt) -> str:
+    args = "".join(f", {fmt(a)}" for a in s.args)
+    return f'assert({fmt(s.condition)}, "{s.message}"{args})'
+
+
+def stmt_to_string(s: Stmt) -> str:
+    lines: list[str] = []
+    _emit(s, 0, lines)
+    return "\n".join(lines) + "\n"
+
+
+def _emit(s: Stmt, depth: int, out: list[str]) -> None:
+    pad = INDENT * depth
+    if isinstance(s, Block):
+        for c in s.stmts:
+            _emit(c, depth, out)
+    elif isinstance(s, LetStmt):
+        out.append(f"{pad}let {s.name} = {fmt(s.value)}")
+        _emit(s.body, depth, out)
+    elif isinstance(s, AssertStmt):
+        out.append(pad + _assert_text(s))
+    elif isinstance(s, For):
+        out.append(f"{pad}{s.for_type.value} ({s.name}, {fmt(s.min)}, {fmt(s.extent)}) {{")
+        _emit(s.body, depth + 1, out)
+        out.append(pad + "}")
+    elif isinstance(s, ProducerConsumer):
+        out.append(f"{pad}{'produce' if s.is_producer else 'consume'} {s.name} {{")
+        _emit(s.body, depth + 1, out)
+        out.append(pad + "}")
+    elif isinstance(s, Realize):
+        bounds = ", ".join(f"[{fmt(m)}, {fmt(e)}]" for m, e in s.bounds)
+        out.append(f"{pad}realize {s.name}({bounds}) {{")
+        _emit(s.body, depth + 1, out)
+        out.append(pad + "}")
+    elif isinstance(s, Provide):
+        args = ", ".join(fmt(a) for a in s.args)
+        out.append(f"{pad}{s.name}({args}) = {fmt(s.value)}")
+    elif isinstance(s, Allocate):
+        where = "stack" if s.on_stack else "heap"
+        out.append(f"{pad}allocate {s.name}[{s.type} * {fmt(s.size)}] on {where}")
+        _emit(s.body, depth, out)
+        out.append(f"{pad}free {s.name}")
+    elif isinstance(s, Store):
+        out.append(f"{pad}{s.buffer}[{fmt(s.index)}] = {fmt(s.value)}")
+    elif isinstance(s, IfThenElse):
+        out.append(f"{pad}if ({fmt(s.condition)}) {{")
+        _emit(s.then_case, depth + 1, out)
+        if s.else_case is not None:
+            out.append(pad + "} else {")
+            _emit(s.else_case, depth + 1, out)
+        out.append(pad + "}")
+    elif isinstance(s, Evaluate):
+        out.append(f"{pad}{fmt(s.value)}")
+    else:
+        out.append(f"{pad}<{type(s).__name__}>")
+
+
+_LOOP_WORDS = {
+    ForType.SERIAL: "for",
+    ForType.PARALLEL: "parallel",
+    ForType.VECTORIZED: "vectorized",
+    ForType.UNROLLED: "unrolled",
+    ForType.GPU_BLOCK: "gpu_block",
+    ForType.GPU_THREAD: "gpu_thread",
+}
+
+
+def loop_nest_to_string(s: Stmt) -> str:
+    """Only loops, produce/consume and storage, e.g. `parallel y:` / `vectorized x.v in [0, 7]:`."""
+    lines: list[str] = []
+    _nest(s, 0, lines)
+    return "\n".join(lines) + "\n"
+
+
+def _short(name: str) -> str:
+    """`blur.s0.x.xi` -> `x.xi`: the Func and stage prefix are implied by the enclosing block."""
+    parts = name.split(".")
+    for i, p in enumerate(parts):
+        if p.startswith("s") and p[1:].isdigit():
+            return ".".join(parts[i + 1 :])
+    return name
+
+
+def _nest(s: Stmt, depth: int, out: list[str]) -> None:
+    pad = INDENT * depth
+    if isinstance(s, Block):
+        for c in s.stmts:
+            _nest(c, depth, out)
+    elif isinstance(s, (LetStmt,)):
+        _nest(s.body, depth, out)
+    elif isinstance(s, For):
+        word = _LOOP_WORDS[s.for_type]
+        name = _short(s.name)
+        if s.for_type in (ForType.VECTORIZED, ForType.UNROLLED):
+            from engine.ir.expr import Const
+
+            if isinstance(s.min, Const) and isinstance(s.extent, Const):
+                out.append(f"{pad}{word} {name} in [{s.min.value}, {s.min.value + s.extent.value - 1}]:")
+            else:
+                out.append(f"{pad}{word} {name}:")
+        else:
+            out.append(f"{pad}{word} {name}:")
+        _nest(s.body, depth + 1, out)
+    elif isinstance(s, ProducerConsumer):
+        out.append(f"{pad}{'produce' if s.is_producer else 'consume'} {s.name}:")
+        _nest(s.body, depth + 1, out)
+    elif isinstance(s, (Realize, Allocate)):
+        out.append(f"{pad}store {s.name}:")
+        _nest(s.body, depth + 1, out)
+    elif isinstance(s, IfThenElse):
+        _nest(s.then_case, depth, out)
+        if s.else_case is not None:
+            _nest(s.else_case, depth, out)
+    elif isinstance(s, Provide):
+        args = ", ".join(fmt(a) for a in s.args)
+        out.append(f"{pad}{s.name}({args}) = ...")
+    elif isinstance(s, Store):
+        out.append(f"{pad}{s.buffer}[...] = ...")

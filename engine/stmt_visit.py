@@ -1,0 +1,61 @@
+"""Generic traversal of statements: rebuild a tree with functions applied to its parts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from engine.ir import expr as E
+from engine.stmt import Stmt
+
+
+def walk_stmt(s: Stmt) -> Iterator[Stmt]:
+    """Every statement in s, parents first."""
+    stack = [s]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed([c for c in node.children() if isinstance(c, Stmt)]))
+
+
+def stmt_exprs(s: Stmt) -> Iterator[E.Expr]:
+    """Every top-level expression held by statements in s."""
+    for node in walk_stmt(s):
+        for c in node.children():
+            if isinstance(c, E.Expr):
+                yield c
+
+
+class StmtMutator:
+    """Rebuilds statements bottom-up; override `visit_<Class>` or `mutate_expr`.
+
+    A `visit_X(self, node)` method returns the replacement for a node of class X; the
+    default rebuilds the node from its mutated children.
+    """
+
+    def mutate_expr(self, e: E.Expr) -> E.Expr:
+        return e
+
+    def mutate(self, s: Stmt | None) -> Stmt | None:
+        if s is None:
+            return None
+        visit = getattr(self, f"visit_{type(s).__name__}", None)
+        if visit is not None:
+            return visit(s)
+        return self.default(s)
+
+    def default(self, s: Stmt) -> Stmt:
+        old = s.children()
+        new = tuple(self.mutate(c) if isinstance(c, Stmt) else self.mutate_expr(c) for c in old)
+        if all(a is b for a, b in zip(old, new, strict=True)):
+            return s
+        return s.with_children(new)
+
+
+def map_exprs(s: Stmt, fn: Callable[[E.Expr], E.Expr]) -> Stmt:
+    """Apply fn to every top-level expression of every statement in s."""
+
+    class _Map(StmtMutator):
+        def mutate_expr(self, e: E.Expr) -> E.Expr:
+            return fn(e)
+
+    return _Map().mutate(s)
