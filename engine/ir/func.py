@@ -14,6 +14,7 @@ from engine.ir.ops import _attach_operators
 from engine.ir.types import Int, Type
 from engine.ir.var import RDom, Var
 from engine.ir.visit import find_calls, find_variables, walk
+from engine.schedule import FuncScheduling
 
 _func_counter = itertools.count()
 
@@ -49,7 +50,7 @@ class Definition:
     pure_vars: tuple[str, ...] = field(default=())
 
 
-class Func:
+class Func(FuncScheduling):
     """A function over an integer domain, defined by `f[x, y] = expr` (Halide's Func)."""
 
     def __init__(self, name: str | None = None) -> None:

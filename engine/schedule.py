@@ -1,0 +1,446 @@
+"""The scheduling vocabulary: how each Func's loops are ordered, split and run, and where
+it is computed and stored (Halide's names and meaning).
+
+A stage (a Func's pure definition or one of its updates) has a *domain order*: its loop
+dimensions, innermost first, each serial, parallel, vectorized, unrolled or mapped to the
+GPU, and the splits and fuses that made them. A Func has a *call schedule*: the loop level
+at which it is computed and the one at which it is stored. Directives only record; the
+lowering passes read them and report impossible combinations.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import ScheduleError
+from engine.ir import expr as E
+from engine.stmt import ForType
+
+if TYPE_CHECKING:
+    from engine.ir.func import Definition, Func
+
+_fresh = itertools.count()
+
+
+class TailStrategy(Enum):
+    """What a split does when the factor does not divide the extent.
+
+    AUTO is Halide's default: SHIFT_INWARDS for pure definitions, ROUND_UP for pure
+    variables of update definitions, GUARD_WITH_IF for reduction variables.
+    """
+
+    AUTO = "auto"
+    ROUND_UP = "round_up"
+    GUARD_WITH_IF = "guard_with_if"
+    SHIFT_INWARDS = "shift_inwards"
+
+
+@dataclass(frozen=True)
+class LoopLevel:
+    """Where a Func is computed or stored: inlined, at the root, or inside a loop of a Func."""
+
+    kind: str  # "inline", "root" or "at"
+    func: Any = None
+    var: str | None = None
+
+    @staticmethod
+    def root() -> LoopLevel:
+        return LoopLevel("root")
+
+    @staticmethod
+    def inlined() -> LoopLevel:
+        return LoopLevel("inline")
+
+    @staticmethod
+    def at(func: Func, var: Any) -> LoopLevel:
+        return LoopLevel("at", func, var_name(var))
+
+    def is_root(self) -> bool:
+        return self.kind == "root"
+
+    def is_inline(self) -> bool:
+        return self.kind == "inline"
+
+    def __str__(self) -> str:
+        if self.kind == "at":
+            return f"{self.func.name()}.{self.var}"
+        return self.kind
+
+
+@dataclass
+class Split:
+    """`split` (old -> outer, inner by factor), `fuse` (inner, outer -> fused) or a rename."""
+
+    kind: str
+    old: str
+    outer: str
+    inner: str
+    factor: int = 1
+    tail: TailStrategy = TailStrategy.AUTO
+
+
+@dataclass
+class Dim:
+    name: str
+    for_type: ForType = ForType.SERIAL
+    is_rvar: bool = False
+
+
+@dataclass
+class StageSchedule:
+    """The domain order of one definition: loop dims innermost first, and the splits."""
+
+    dims: list[Dim]
+    splits: list[Split] = field(default_factory=list)
+
+    @staticmethod
+    def for_definition(d: Definition) -> StageSchedule:
+        dims: list[Dim] = []
+        if d.rdom is not None:
+            dims.extend(Dim(v.name, is_rvar=True) for v in d.rdom.vars)
+        dims.extend(Dim(name) for name in d.pure_vars)
+        return StageSchedule(dims)
+
+
+@dataclass
+class FuncSchedule:
+    """The call schedule of a Func, its explicit bounds and its storage order."""
+
+    compute_level: LoopLevel = field(default_factory=LoopLevel.inlined)
+    store_level: LoopLevel | None = None  # None: stored where it is computed
+    bounds: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    storage_order: list[str] | None = None
+
+
+def var_name(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, E.Variable):
+        return v.name
+    raise ScheduleError(f"expected a Var or RVar in a schedule, got {v!r}")
+
+
+def last_part(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _qualified(old: str, new: str) -> str:
+    return old if new == last_part(old) else f"{old}.{new}"
+
+
+class Stage:
+    """The scheduling handle of one definition (`f` itself for its pure one, `f.update(i)`).
+
+    Every directive returns the stage, so calls chain as in Halide.
+    """
+
+    def __init__(self, func: Func, index: int) -> None:
+        self.func = func
+        self.index = index
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def definition(self) -> Definition:
+        return self.func.definition() if self.index == 0 else self.func.updates()[self.index - 1]
+
+    @property
+    def schedule(self) -> StageSchedule:
+        d = self.definition
+        if d.schedule is None:
+            d.schedule = StageSchedule.for_definition(d)
+        return d.schedule
+
+    def describe(self) -> str:
+        return (
+            f"Func `{self.func.name()}`" if self.index == 0 else f"update {self.index - 1} of Func `{self.func.name()}`"
+        )
+
+    def _dim_index(self, v: Any) -> int:
+        name = var_name(v)
+        dims = self.schedule.dims
+        for i, d in enumerate(dims):
+            if d.name == name:
+                return i
+        matches = [i for i, d in enumerate(dims) if last_part(d.name) == name]
+        if len(matches) == 1:
+            return matches[0]
+        known = ", ".join(d.name for d in reversed(dims))
+        if not matches:
+            raise ScheduleError(
+                f"{self.describe()} has no dimension named {name}; its loops are (outermost first) {known}"
+            )
+        raise ScheduleError(f"the name {name} is ambiguous in {self.describe()}: it matches several of {known}")
+
+    def _check_factor(self, factor: Any, what: str) -> int:
+        if isinstance(factor, bool) or not isinstance(factor, int):
+            raise ScheduleError(f"{what} in {self.describe()} must be a positive integer constant, got {factor!r}")
+        if factor < 1:
+            raise ScheduleError(f"{what} in {self.describe()} must be positive, got {factor}")
+        return factor
+
+    def _check_new_name(self, name: str) -> None:
+        for d in self.schedule.dims:
+            if d.name == name:
+                raise ScheduleError(f"{self.describe()} already has a dimension named {name}")
+
+    # ------------------------------------------------------------------ domain order
+    def split(self, old: Any, outer: Any, inner: Any, factor: int, tail: TailStrategy = TailStrategy.AUTO) -> Stage:
+        """Split `old` into `outer` * factor + `inner`; inner runs from 0 to factor - 1."""
+        factor = self._check_factor(factor, "the split factor")
+        if not isinstance(tail, TailStrategy):
+            raise ScheduleError(f"tail must be a TailStrategy, got {tail!r}")
+        i = self._dim_index(old)
+        dims = self.schedule.dims
+        old_dim = dims[i]
+        outer_name = _qualified(old_dim.name, var_name(outer))
+        inner_name = _qualified(old_dim.name, var_name(inner))
+        if outer_name == inner_name:
+            raise ScheduleError(f"split of {old_dim.name} in {self.describe()} needs two different names")
+        for n in (outer_name, inner_name):
+            if n != old_dim.name:
+                self._check_new_name(n)
+        if old_dim.for_type != ForType.SERIAL:
+            raise ScheduleError(
+                f"cannot split {old_dim.name} in {self.describe()}: it is already {old_dim.for_type.value}; "
+                "split first, then mark the new loops"
+            )
+        self.schedule.splits.append(Split("split", old_dim.name, outer_name, inner_name, factor, tail))
+        dims[i : i + 1] = [Dim(inner_name, is_rvar=old_dim.is_rvar), Dim(outer_name, is_rvar=old_dim.is_rvar)]
+        return self
+
+    def fuse(self, inner: Any, outer: Any, fused: Any) -> Stage:
+        """Merge two adjacent loops (outer directly outside inner) into one."""
+        i, j = self._dim_index(inner), self._dim_index(outer)
+        dims = self.schedule.dims
+        if j != i + 1:
+            raise ScheduleError(
+                f"cannot fuse {dims[i].name} and {dims[j].name} in {self.describe()}: {dims[j].name} must be "
+                f"the loop directly outside {dims[i].name}"
+            )
+        if dims[i].is_rvar != dims[j].is_rvar:
+            raise ScheduleError(f"cannot fuse a pure variable with a reduction variable in {self.describe()}")
+        name = var_name(fused)
+        self._check_new_name(name)
+        self.schedule.splits.append(Split("fuse", name, dims[j].name, dims[i].name))
+        dims[i : j + 1] = [Dim(name, is_rvar=dims[i].is_rvar)]
+        return self
+
+    def reorder(self, *names: Any) -> Stage:
+        """Reorder the given loops among their positions; the first given is innermost."""
+        if len(names) == 1 and isinstance(names[0], (list, tuple)):
+            names = tuple(names[0])
+        idx = [self._dim_index(v) for v in names]
+        if len(set(idx)) != len(idx):
+            raise ScheduleError(f"reorder in {self.describe()} names a dimension twice")
+        dims = self.schedule.dims
+        chosen = [dims[i] for i in idx]
+        for slot, d in zip(sorted(idx), chosen, strict=True):
+            dims[slot] = d
+        return self
+
+    def tile(self, x: Any, y: Any, *names: Any, tail: TailStrategy = TailStrategy.AUTO) -> Stage:
+        """tile(x, y, xo, yo, xi, yi, xf, yf) or tile(x, y, xi, yi, xf, yf): split both and
+        put the inner loops innermost."""
+        if len(names) == 6:
+            xo, yo, xi, yi, xf, yf = names
+        elif len(names) == 4:
+            xi, yi, xf, yf = names
+            xo, yo = x, y
+        else:
+            raise ScheduleError(
+                "tile takes (x, y, xo, yo, xi, yi, xfactor, yfactor) or (x, y, xi, yi, xfactor, yfactor)"
+            )
+        self.split(x, xo, xi, xf, tail).split(y, yo, yi, yf, tail)
+        return self.reorder(xi, yi, xo, yo)
+
+    def _mark(self, v: Any, for_type: ForType, factor: int | None, what: str) -> Stage:
+        if factor is not None:
+            factor = self._check_factor(factor, f"the {what} factor")
+            i = self._dim_index(v)
+            self.split(v, v, f"v{next(_fresh)}", factor)
+            v = self.schedule.dims[i].name
+        i = self._dim_index(v)
+        dim = self.schedule.dims[i]
+        if dim.is_rvar and for_type in (ForType.PARALLEL, ForType.VECTORIZED, ForType.GPU_BLOCK, ForType.GPU_THREAD):
+            raise ScheduleError(
+                f"cannot {what} reduction variable {dim.name} of {self.describe()}: its iterations may "
+                "depend on each other; only pure variables of an update can run in parallel, as vectors "
+                "or on the GPU"
+            )
+        dim.for_type = for_type
+        return self
+
+    def vectorize(self, v: Any, width: int | None = None) -> Stage:
+        """Run the loop as SIMD lanes; with a width, split it by the width first."""
+        return self._mark(v, ForType.VECTORIZED, width, "vectorize")
+
+    def unroll(self, v: Any, factor: int | None = None) -> Stage:
+        """Replicate the loop body; with a factor, split it by the factor first."""
+        return self._mark(v, ForType.UNROLLED, factor, "unroll")
+
+    def parallel(self, v: Any, task_size: int | None = None) -> Stage:
+        """Run iterations on several threads; with a task size, split by it first."""
+        if task_size is not None:
+            task_size = self._check_factor(task_size, "the parallel task size")
+            i = self._dim_index(v)
+            self.split(v, v, f"v{next(_fresh)}", task_size)
+            return self._mark(self.schedule.dims[i + 1].name, ForType.PARALLEL, None, "parallelize")
+        return self._mark(v, ForType.PARALLEL, None, "parallelize")
+
+    def serial(self, v: Any) -> Stage:
+        return self._mark(v, ForType.SERIAL, None, "serialize")
+
+    def gpu_blocks(self, *names: Any) -> Stage:
+        """Map loops to GPU work-groups (recorded for the OpenCL backend)."""
+        for v in names:
+            self._mark(v, ForType.GPU_BLOCK, None, "map to GPU blocks")
+        return self
+
+    def gpu_threads(self, *names: Any) -> Stage:
+        """Map loops to GPU work-items within a work-group (recorded for the OpenCL backend)."""
+        for v in names:
+            self._mark(v, ForType.GPU_THREAD, None, "map to GPU threads")
+        return self
+
+    def gpu_tile(self, x: Any, y: Any, *names: Any) -> Stage:
+        """gpu_tile(x, y, xo, yo, xi, yi, xsize, ysize): tile, then blocks and threads."""
+        if len(names) != 6:
+            raise ScheduleError("gpu_tile takes (x, y, xo, yo, xi, yi, xsize, ysize)")
+        xo, yo, xi, yi, xs, ys = names
+        self.tile(x, y, xo, yo, xi, yi, xs, ys)
+        return self.gpu_blocks(xo, yo).gpu_threads(xi, yi)
+
+
+class FuncScheduling:
+    """The schedule directives of a Func: its call schedule, plus the domain-order
+    directives of its pure definition (those of an update go through `f.update(i)`)."""
+
+    def _sched(self) -> FuncSchedule:
+        if self._schedule_state is None:
+            self._schedule_state = FuncSchedule()
+        return self._schedule_state
+
+    def _pure_stage(self) -> Stage:
+        self._require_defined()
+        return Stage(self, 0)
+
+    def update(self, i: int = 0) -> Stage:
+        """The scheduling handle of update definition i."""
+        n = self.num_update_definitions()
+        if not 0 <= i < n:
+            raise ScheduleError(
+                f"Func `{self.name()}` has {n} update definition{'s' if n != 1 else ''}, not an update {i}"
+            )
+        return Stage(self, i + 1)
+
+    def compute_root(self):
+        """Compute all of this Func before any consumer runs."""
+        self._sched().compute_level = LoopLevel.root()
+        return self
+
+    def compute_at(self, f: Any, var: Any):
+        """Compute the region a consumer's iteration of loop `var` of `f` needs, inside that loop."""
+        from engine.ir.func import Func
+
+        if not isinstance(f, Func):
+            raise ScheduleError(f"compute_at needs a Func and one of its loop variables, got {f!r}")
+        if f is self:
+            raise ScheduleError(f"Func `{self.name()}` cannot be computed at one of its own loops")
+        self._sched().compute_level = LoopLevel.at(f, var)
+        return self
+
+    def compute_inline(self):
+        """Substitute the definition into every use (the default for pure Funcs)."""
+        self._sched().compute_level = LoopLevel.inlined()
+        return self
+
+    def store_root(self):
+        """Allocate storage outside all loops (with compute_at: a sliding window)."""
+        self._sched().store_level = LoopLevel.root()
+        return self
+
+    def store_at(self, f: Any, var: Any):
+        """Allocate storage inside loop `var` of `f`, outside where it is computed."""
+        from engine.ir.func import Func
+
+        if not isinstance(f, Func):
+            raise ScheduleError(f"store_at needs a Func and one of its loop variables, got {f!r}")
+        self._sched().store_level = LoopLevel.at(f, var)
+        return self
+
+    def bound(self, v: Any, min: Any, extent: Any):  # noqa: A002 - Halide's keyword
+        """Promise that only [min, min + extent) of dimension v is ever needed; computed exactly there."""
+        name = var_name(v)
+        pure = [a.name for a in self.args()]
+        if name not in pure:
+            raise ScheduleError(
+                f"Func `{self.name()}` has no pure dimension {name} to bound; its dimensions are {', '.join(pure)}"
+            )
+        for what, value in (("min", min), ("extent", extent)):
+            if not isinstance(value, (int, E.Expr)) or isinstance(value, bool):
+                raise ScheduleError(f"the {what} given to bound({name}) of `{self.name()}` must be an int or an Expr")
+        if isinstance(extent, int) and extent < 1:
+            raise ScheduleError(f"the extent given to bound({name}) of `{self.name()}` must be positive, got {extent}")
+        self._sched().bounds[name] = (min, extent)
+        return self
+
+    def reorder_storage(self, *dims: Any):
+        """Lay out storage with the given dimensions, innermost (stride 1) first."""
+        names = [var_name(v) for v in dims]
+        pure = [a.name for a in self.args()]
+        if sorted(names) != sorted(pure):
+            raise ScheduleError(
+                f"reorder_storage of `{self.name()}` must list each of its dimensions ({', '.join(pure)}) once"
+            )
+        self._sched().storage_order = names
+        return self
+
+    def schedule_of(self) -> FuncSchedule:
+        return self._sched()
+
+    def split(self, *args: Any, **kw: Any):
+        self._pure_stage().split(*args, **kw)
+        return self
+
+    def fuse(self, *args: Any):
+        self._pure_stage().fuse(*args)
+        return self
+
+    def reorder(self, *args: Any):
+        self._pure_stage().reorder(*args)
+        return self
+
+    def tile(self, *args: Any, **kw: Any):
+        self._pure_stage().tile(*args, **kw)
+        return self
+
+    def vectorize(self, *args: Any):
+        self._pure_stage().vectorize(*args)
+        return self
+
+    def unroll(self, *args: Any):
+        self._pure_stage().unroll(*args)
+        return self
+
+    def parallel(self, *args: Any):
+        self._pure_stage().parallel(*args)
+        return self
+
+    def serial(self, *args: Any):
+        self._pure_stage().serial(*args)
+        return self
+
+    def gpu_blocks(self, *args: Any):
+        self._pure_stage().gpu_blocks(*args)
+        return self
+
+    def gpu_threads(self, *args: Any):
+        self._pure_stage().gpu_threads(*args)
+        return self
+
+    def gpu_tile(self, *args: Any):
+        self._pure_stage().gpu_tile(*args)
+        return self
