@@ -1,0 +1,218 @@
+"""Symbolic interval analysis: the range [lo, hi] of an expression as expressions in the
+variables that stay fixed, when the others range over given intervals.
+
+Lowering asks, for a loop nest, which region of each producer its body reads: the loop
+variables inside range over their loops, the ones outside stay symbols. An endpoint of
+None means unbounded in that direction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.ir import expr as E
+from engine.ir.types import Int, Type
+from engine.lower.simplify import constant_difference, simplify
+
+I32 = Int(32)
+
+
+@dataclass(frozen=True)
+class SymInterval:
+    lo: E.Expr | None
+    hi: E.Expr | None
+
+    @staticmethod
+    def point(e: E.Expr) -> SymInterval:
+        return SymInterval(e, e)
+
+    def is_point(self) -> bool:
+        return self.lo is not None and self.hi is not None and (self.lo is self.hi or self.lo.same_as(self.hi))
+
+    def is_bounded(self) -> bool:
+        return self.lo is not None and self.hi is not None
+
+    def union(self, other: SymInterval) -> SymInterval:
+        return SymInterval(_min(self.lo, other.lo, strict=True), _max(self.hi, other.hi, strict=True))
+
+
+def _min(a: E.Expr | None, b: E.Expr | None, strict: bool = False) -> E.Expr | None:
+    """min of two endpoints; strict: None (unbounded) wins, else the known one wins."""
+    if a is None or b is None:
+        return None if strict else (a if b is None else b)
+    d = constant_difference(a, b) if a.type() == I32 and b.type() == I32 else None
+    if d is not None:
+        return a if d <= 0 else b
+    return simplify(E.Min(a, b))
+
+
+def _max(a: E.Expr | None, b: E.Expr | None, strict: bool = False) -> E.Expr | None:
+    if a is None or b is None:
+        return None if strict else (a if b is None else b)
+    d = constant_difference(a, b) if a.type() == I32 and b.type() == I32 else None
+    if d is not None:
+        return a if d >= 0 else b
+    return simplify(E.Max(a, b))
+
+
+def type_interval(t: Type) -> SymInterval:
+    if t.is_float():
+        return SymInterval(None, None)
+    return SymInterval(E.Const(t, t.min()), E.Const(t, t.max()))
+
+
+def _bin(cls, a: E.Expr | None, b: E.Expr | None) -> E.Expr | None:
+    if a is None or b is None:
+        return None
+    return simplify(cls(a, b))
+
+
+def interval_of(e: E.Expr, scope: dict[str, SymInterval]) -> SymInterval:
+    """The symbolic interval of e; variables absent from scope are fixed symbols."""
+    memo: dict[int, SymInterval] = {}
+
+    def go(node: E.Expr) -> SymInterval:
+        hit = memo.get(id(node))
+        if hit is None:
+            hit = _interval(node, go, scope)
+            memo[id(node)] = hit
+        return hit
+
+    return go(e)
+
+
+def _const_sign(e: E.Expr | None) -> int | None:
+    if isinstance(e, E.Const):
+        return (e.value > 0) - (e.value < 0)
+    return None
+
+
+def _interval(e: E.Expr, go, scope: dict[str, SymInterval]) -> SymInterval:  # noqa: C901 - one case per node
+    t = e.type()
+    if isinstance(e, E.Const):
+        return SymInterval.point(e)
+    if isinstance(e, E.Variable):
+        return scope.get(e.name, SymInterval.point(e))
+    if isinstance(e, E.Cast):
+        inner = go(e.value)
+        src = e.value.type()
+        if t.is_bool():
+            return SymInterval(E.Const(t, 0), E.Const(t, 1))
+        if inner.is_point():
+            return SymInterval.point(simplify(E.Cast(t, inner.lo)))
+        widening = (
+            not src.is_float()
+            and not t.is_float()
+            and (t.bits > src.bits or (t.bits == src.bits and t.code == src.code))
+            and not (src.is_int() and t.is_uint())
+        )
+        if widening or (src.is_uint() and t.is_int() and t.bits > src.bits) or t.is_float():
+            lo = simplify(E.Cast(t, inner.lo)) if inner.lo is not None else None
+            hi = simplify(E.Cast(t, inner.hi)) if inner.hi is not None else None
+            if t.is_float():
+                return SymInterval(lo, hi)
+            full = type_interval(src)
+            if lo is None:
+                lo = simplify(E.Cast(t, full.lo))
+            if hi is None:
+                hi = simplify(E.Cast(t, full.hi))
+            return SymInterval(lo, hi)
+        return type_interval(t)
+    if isinstance(e, E.Add):
+        a, b = go(e.a), go(e.b)
+        if not t.is_float() and t != I32:
+            return _narrow_or_full(t, a, b, E.Add)
+        return SymInterval(_bin(E.Add, a.lo, b.lo), _bin(E.Add, a.hi, b.hi))
+    if isinstance(e, E.Sub):
+        a, b = go(e.a), go(e.b)
+        if not t.is_float() and t != I32:
+            return (
+                type_interval(t)
+                if not (a.is_point() and b.is_point())
+                else SymInterval.point(simplify(E.Sub(a.lo, b.lo)))
+            )
+        return SymInterval(_bin(E.Sub, a.lo, b.hi), _bin(E.Sub, a.hi, b.lo))
+    if isinstance(e, E.Mul):
+        a, b = go(e.a), go(e.b)
+        if a.is_point() and b.is_point():
+            return SymInterval.point(simplify(E.Mul(a.lo, b.lo)))
+        if not t.is_float() and t != I32:
+            return type_interval(t)
+        for x, y in ((a, b), (b, a)):
+            if y.is_point():
+                s = _const_sign(y.lo)
+                if s is not None and s >= 0:
+                    return SymInterval(_bin(E.Mul, x.lo, y.lo), _bin(E.Mul, x.hi, y.lo))
+                if s is not None and s < 0:
+                    return SymInterval(_bin(E.Mul, x.hi, y.lo), _bin(E.Mul, x.lo, y.lo))
+        return type_interval(t)
+    if isinstance(e, E.Div):
+        a, b = go(e.a), go(e.b)
+        if a.is_point() and b.is_point():
+            return SymInterval.point(simplify(E.Div(a.lo, b.lo)))
+        if b.is_point():
+            s = _const_sign(b.lo)
+            if s is not None and s > 0:
+                return SymInterval(_bin(E.Div, a.lo, b.lo), _bin(E.Div, a.hi, b.lo))
+            if s is not None and s < 0:
+                return SymInterval(_bin(E.Div, a.hi, b.lo), _bin(E.Div, a.lo, b.lo))
+        if t.is_float():
+            return SymInterval(None, None)
+        if t.is_uint() and a.is_bounded():
+            return SymInterval(E.Const(t, 0), a.hi)
+        return type_interval(t)
+    if isinstance(e, E.Mod):
+        a, b = go(e.a), go(e.b)
+        if a.is_point() and b.is_point():
+            return SymInterval.point(simplify(E.Mod(a.lo, b.lo)))
+        if t.is_float():
+            return SymInterval(None, None)
+        if b.is_point() and isinstance(b.lo, E.Const) and b.lo.value != 0:
+            return SymInterval(E.Const(t, 0), E.Const(t, abs(b.lo.value) - 1))
+        if b.is_bounded() and _const_sign(b.lo) is not None and _const_sign(b.lo) > 0:
+            return SymInterval(E.Const(t, 0), simplify(E.Sub(b.hi, E.Const(t, 1))))
+        return type_interval(t) if t != I32 else SymInterval(E.Const(t, 0), None)
+    if isinstance(e, E.Min):
+        a, b = go(e.a), go(e.b)
+        return SymInterval(_min(a.lo, b.lo, strict=True), _min(a.hi, b.hi))
+    if isinstance(e, E.Max):
+        a, b = go(e.a), go(e.b)
+        return SymInterval(_max(a.lo, b.lo), _max(a.hi, b.hi, strict=True))
+    if isinstance(e, (E.Compare, E.And, E.Or, E.Not)):
+        if all(go(c).is_point() for c in e.children()):
+            return SymInterval.point(simplify(e.__class__(*[go(c).lo for c in e.children()])))
+        return SymInterval(E.Const(t, 0), E.Const(t, 1))
+    if isinstance(e, E.Select):
+        c = go(e.cond)
+        if c.is_point() and isinstance(c.lo, E.Const):
+            return go(e.true_value) if c.lo.value else go(e.false_value)
+        return go(e.true_value).union(go(e.false_value))
+    if isinstance(e, E.Let):
+        inner = dict(scope)
+        inner[e.name] = go(e.value)
+        return interval_of(e.body, inner)
+    if isinstance(e, E.Call):
+        if e.call_kind == "intrinsic":
+            return _intrinsic_interval(e, go)
+        return type_interval(t)
+    return type_interval(t)
+
+
+def _narrow_or_full(t: Type, a: SymInterval, b: SymInterval, cls) -> SymInterval:
+    if a.is_point() and b.is_point():
+        return SymInterval.point(simplify(cls(a.lo, b.lo)))
+    return type_interval(t)
+
+
+def _intrinsic_interval(e: E.Call, go) -> SymInterval:
+    t = e.type()
+    args = [go(a) for a in e.args]
+    if all(a.is_point() for a in args):
+        return SymInterval.point(simplify(E.Call(t, e.name, tuple(a.lo for a in args), "intrinsic")))
+    if e.name == "bitwise_and" and not t.is_float():
+        for a in e.args:
+            if isinstance(a, E.Const) and a.value >= 0:
+                return SymInterval(E.Const(t, 0), a)
+    if e.name in ("abs", "absd") and not t.is_float():
+        return SymInterval(E.Const(t, 0), type_interval(t).hi)
+    return type_interval(t)

@@ -1,0 +1,332 @@
+"""Algebraic simplification of expressions: constant folding, canonical linear forms for
+integer index arithmetic, and min/max/select cancellations.
+
+Loop bounds and allocation sizes are built by composing intervals, so without this they
+grow with every stage; with it, they stay as small as a person would write them. Integer
+arithmetic on int32 is assumed not to overflow (as in Halide); narrower types fold with
+wrap-around.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.ir import expr as E
+from engine.ir.types import Int, Type
+from engine.ir.visit import rebuild
+from engine.reference import cast_array, divide, intrinsic, modulo
+
+I32 = Int(32)
+
+
+def const(t: Type, v: int | float) -> E.Const:
+    return E.Const(t, v)
+
+
+def _fold_binary(e: E.BinaryOp, a: E.Const, b: E.Const) -> E.Const | None:
+    t = a.type()
+    x = np.asarray(a.value, dtype=t.numpy())
+    y = np.asarray(b.value, dtype=t.numpy())
+    with np.errstate(all="ignore"):
+        if isinstance(e, E.Add):
+            r = np.add(x, y, dtype=t.numpy())
+        elif isinstance(e, E.Sub):
+            r = np.subtract(x, y, dtype=t.numpy())
+        elif isinstance(e, E.Mul):
+            r = np.multiply(x, y, dtype=t.numpy())
+        elif isinstance(e, E.Div):
+            r = divide(x, y, t)
+        elif isinstance(e, E.Mod):
+            r = modulo(x, y, t)
+        elif isinstance(e, E.Min):
+            r = np.minimum(x, y)
+        elif isinstance(e, E.Max):
+            r = np.maximum(x, y)
+        elif isinstance(e, E.EQ):
+            return const(e.type(), bool(x == y))
+        elif isinstance(e, E.NE):
+            return const(e.type(), bool(x != y))
+        elif isinstance(e, E.LT):
+            return const(e.type(), bool(x < y))
+        elif isinstance(e, E.LE):
+            return const(e.type(), bool(x <= y))
+        elif isinstance(e, E.GT):
+            return const(e.type(), bool(x > y))
+        elif isinstance(e, E.GE):
+            return const(e.type(), bool(x >= y))
+        elif isinstance(e, E.And):
+            return const(e.type(), bool(x) and bool(y))
+        elif isinstance(e, E.Or):
+            return const(e.type(), bool(x) or bool(y))
+        else:
+            return None
+    value = r.item()
+    if t.is_float() and not np.isfinite(value):
+        return None
+    return const(t, value)
+
+
+# ---------------------------------------------------------------------------- linear forms
+
+
+def _linear(e: E.Expr) -> tuple[dict[tuple, list], int] | None:
+    """e as sum(coeff * term) + constant, for int32 Add/Sub/Mul-by-constant trees."""
+    if e.type() != I32:
+        return None
+    terms: dict[tuple, list] = {}
+    total = 0
+
+    def go(node: E.Expr, scale: int) -> None:
+        nonlocal total
+        if isinstance(node, E.Const):
+            total += scale * node.value
+        elif isinstance(node, E.Add):
+            go(node.a, scale)
+            go(node.b, scale)
+        elif isinstance(node, E.Sub):
+            go(node.a, scale)
+            go(node.b, -scale)
+        elif isinstance(node, E.Mul) and isinstance(node.b, E.Const):
+            go(node.a, scale * node.b.value)
+        elif isinstance(node, E.Mul) and isinstance(node.a, E.Const):
+            go(node.b, scale * node.a.value)
+        else:
+            k = node.key()
+            slot = terms.get(k)
+            if slot is None:
+                terms[k] = [node, scale]
+            else:
+                slot[1] += scale
+
+    go(e, 1)
+    return terms, total
+
+
+def _from_linear(terms: dict[tuple, list], total: int) -> E.Expr:
+    pos: list[E.Expr] = []
+    neg: list[E.Expr] = []
+    for node, coeff in terms.values():
+        if coeff == 0:
+            continue
+        if coeff > 0:
+            pos.append(node if coeff == 1 else E.Mul(node, const(I32, coeff)))
+        else:
+            neg.append(node if coeff == -1 else E.Mul(node, const(I32, -coeff)))
+    result: E.Expr | None = None
+    for p in pos:
+        result = p if result is None else E.Add(result, p)
+    for n in neg:
+        result = E.Sub(result if result is not None else const(I32, 0), n)
+    if result is None:
+        return const(I32, total)
+    if total > 0:
+        return E.Add(result, const(I32, total))
+    if total < 0:
+        return E.Sub(result, const(I32, -total))
+    return result
+
+
+def constant_difference(a: E.Expr, b: E.Expr) -> int | None:
+    """a - b when it is a known constant (both int32 linear forms)."""
+    la, lb = _linear(a), _linear(b)
+    if la is None or lb is None:
+        return None
+    ta, ca = la
+    tb, cb = lb
+    keys = set(ta) | set(tb)
+    for k in keys:
+        if (ta[k][1] if k in ta else 0) != (tb[k][1] if k in tb else 0):
+            return None
+    return ca - cb
+
+
+def _canonical_linear(e: E.Expr) -> E.Expr:
+    lin = _linear(e)
+    if lin is None:
+        return e
+    terms, total = lin
+    return _from_linear(terms, total)
+
+
+# ---------------------------------------------------------------------------- simplifier
+
+
+def simplify(e: E.Expr) -> E.Expr:
+    """A simpler expression with the same value."""
+    memo: dict[int, E.Expr] = {}
+
+    def go(node: E.Expr) -> E.Expr:
+        hit = memo.get(id(node))
+        if hit is None:
+            kids = tuple(go(c) for c in node.children())
+            hit = _simplify_node(rebuild(node, kids) if kids else node)
+            memo[id(node)] = hit
+        return hit
+
+    return go(e)
+
+
+def _is_const(e: E.Expr, v: int | float | None = None) -> bool:
+    return isinstance(e, E.Const) and (v is None or e.value == v)
+
+
+def _simplify_node(e: E.Expr) -> E.Expr:  # noqa: C901 - one rule family per node type
+    t = e.type()
+    if isinstance(e, E.Cast):
+        v = e.value
+        if v.type() == t:
+            return v
+        if isinstance(v, E.Const) and not v.type().is_vector():
+            return const(t, cast_array(np.asarray(v.value, dtype=v.type().numpy()), t).item())
+        return e
+    if isinstance(e, E.BinaryOp):
+        a, b = e.a, e.b
+        if isinstance(a, E.Const) and isinstance(b, E.Const):
+            folded = _fold_binary(e, a, b)
+            if folded is not None:
+                return folded
+        if isinstance(e, (E.Add, E.Sub, E.Mul)) and t == I32:
+            if isinstance(e, E.Mul) and not (_is_const(a) or _is_const(b)):
+                return e
+            return _canonical_linear(e)
+        if isinstance(e, E.Add):
+            if _is_const(b, 0):
+                return a
+            if _is_const(a, 0):
+                return b
+        elif isinstance(e, E.Sub):
+            if _is_const(b, 0):
+                return a
+            if a.same_as(b) and not t.is_float():
+                return const(t, 0)
+        elif isinstance(e, E.Mul):
+            if _is_const(b, 1):
+                return a
+            if _is_const(a, 1):
+                return b
+            if (_is_const(b, 0) or _is_const(a, 0)) and not t.is_float():
+                return const(t, 0)
+        elif isinstance(e, E.Div):
+            if _is_const(b, 1):
+                return a
+            if t == I32 and isinstance(b, E.Const) and b.value > 0:
+                lin = _linear(a)
+                if lin is not None:
+                    terms, total = lin
+                    c = b.value
+                    if all(coeff % c == 0 for _, coeff in terms.values()):
+                        # (c*k*x + t) / c == k*x + t / c exactly (Euclidean, c > 0).
+                        scaled = {k: [n, coeff // c] for k, (n, coeff) in terms.items()}
+                        return _from_linear(scaled, total // c)
+        elif isinstance(e, E.Mod):
+            if _is_const(b, 1) and not t.is_float():
+                return const(t, 0)
+            if t == I32 and isinstance(b, E.Const) and b.value > 0:
+                lin = _linear(a)
+                if lin is not None:
+                    terms, total = lin
+                    c = b.value
+                    if all(coeff % c == 0 for _, coeff in terms.values()):
+                        return const(t, total % c)
+        elif isinstance(e, (E.Min, E.Max)):
+            return _simplify_min_max(e)
+        elif isinstance(e, E.Compare):
+            return _simplify_compare(e)
+        elif isinstance(e, E.And):
+            if _is_const(a):
+                return b if a.value else a
+            if _is_const(b):
+                return a if b.value else b
+            if a.same_as(b):
+                return a
+        elif isinstance(e, E.Or):
+            if _is_const(a):
+                return a if a.value else b
+            if _is_const(b):
+                return b if b.value else a
+            if a.same_as(b):
+                return a
+        return e
+    if isinstance(e, E.Not):
+        if isinstance(e.a, E.Const):
+            return const(t, not e.a.value)
+        if isinstance(e.a, E.Not):
+            return e.a.a
+        return e
+    if isinstance(e, E.Select):
+        if isinstance(e.cond, E.Const):
+            return e.true_value if e.cond.value else e.false_value
+        if e.true_value.same_as(e.false_value):
+            return e.true_value
+        return e
+    if isinstance(e, E.Let):
+        if isinstance(e.value, (E.Const, E.Variable)):
+            from engine.ir.visit import substitute
+
+            return simplify(substitute(e.body, {e.name: e.value}))
+        return e
+    if isinstance(e, E.Call) and e.call_kind == "intrinsic" and all(isinstance(a, E.Const) for a in e.args):
+        if t.is_vector() or e.name in ("lerp",):
+            return e
+        with np.errstate(all="ignore"):
+            values = [np.asarray(a.value, dtype=a.type().numpy()) for a in e.args]
+            r = intrinsic(e.name, values, t)
+        value = np.asarray(r).item()
+        if isinstance(value, float) and not np.isfinite(value):
+            return e
+        return const(t, value)
+    return e
+
+
+def _simplify_min_max(e: E.Expr) -> E.Expr:
+    a, b = e.a, e.b
+    is_min = isinstance(e, E.Min)
+    if a.same_as(b):
+        return a
+    d = constant_difference(a, b) if e.type() == I32 else None
+    if d is not None:
+        if is_min:
+            return a if d <= 0 else b
+        return a if d >= 0 else b
+    t = e.type()
+    if not t.is_float() and isinstance(b, E.Const):
+        if is_min and b.value >= t.max():
+            return a
+        if not is_min and b.value <= t.min():
+            return a
+    # min(min(x, c1), c2) -> min(x, min(c1, c2))
+    if type(a) is type(e) and isinstance(a.b, E.Const) and isinstance(b, E.Const):
+        inner = _fold_binary(e, a.b, b)
+        if inner is not None:
+            return type(e)(a.a, inner)
+    # min(x, min(x, y)) -> min(x, y); min(x, max(x, y)) -> x
+    for p, q in ((a, b), (b, a)):
+        if isinstance(q, (E.Min, E.Max)) and (q.a.same_as(p) or q.b.same_as(p)):
+            if type(q) is type(e):
+                return q
+            return p
+    return e
+
+
+def _simplify_compare(e: E.Compare) -> E.Expr:
+    a, b = e.a, e.b
+    if a.type() == I32:
+        d = constant_difference(a, b)
+        if d is not None:
+            folded = _fold_binary(e, const(I32, d), const(I32, 0))
+            if folded is not None:
+                return folded
+    elif a.same_as(b) and not a.type().is_float():
+        if isinstance(e, (E.EQ, E.LE, E.GE)):
+            return const(e.type(), True)
+        return const(e.type(), False)
+    return e
+
+
+def is_const_int(e: E.Expr) -> bool:
+    return isinstance(e, E.Const) and not e.type().is_float()
+
+
+def as_const_int(e: E.Expr) -> int | None:
+    e = simplify(e)
+    return e.value if is_const_int(e) else None
