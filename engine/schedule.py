@@ -128,7 +128,8 @@ def last_part(name: str) -> str:
 
 
 def _qualified(old: str, new: str) -> str:
-    return old if new == last_part(old) else f"{old}.{new}"
+    """Loop names carry their origin, as in Halide: splitting x into x and xi gives x.x, x.xi."""
+    return f"{old}.{new}"
 
 
 class Stage:
@@ -354,6 +355,11 @@ class FuncScheduling:
 
     def compute_inline(self):
         """Substitute the definition into every use (the default for pure Funcs)."""
+        if self.has_update_definition():
+            raise ScheduleError(
+                f"Func `{self.name()}` cannot be computed inline because it has update definitions; "
+                "use compute_root() or compute_at()"
+            )
         self._sched().compute_level = LoopLevel.inlined()
         return self
 

@@ -1,0 +1,108 @@
+"""Lowering: from a Pipeline and its schedules to a flat loop nest, one pass per file.
+
+`lower()` lists the passes in order; with PIXELWEAVE_DEBUG_LOWER=1 in the environment it
+prints the statement after each pass and the time each pass took (as Halide's Lower.cpp
+does with HL_DEBUG_CODEGEN).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.errors import ScheduleError
+from engine.ir.types import Int
+from engine.lower.bounds_inference import bounds_inference
+from engine.lower.context import LoweringContext, build_context
+from engine.lower.final_simplify import simplify_stmt
+from engine.lower.flatten import storage_flattening
+from engine.lower.inline import inline_functions
+from engine.lower.input_checks import add_input_checks
+from engine.lower.schedule_functions import schedule_functions
+from engine.lower.unroll import unroll_loops
+from engine.lower.vectorize import vectorize_loops
+from engine.lowered import Argument, LoweredPipeline
+from engine.pipeline import Pipeline
+from engine.stmt import ForType, Stmt
+from engine.stmt_printer import stmt_to_string
+
+
+@dataclass
+class LoweringResult:
+    lowered: LoweredPipeline
+    loop_nest: Stmt  # after bounds inference: what the inspector's loop nest shows
+    timings: dict[str, float]
+
+
+def _debug() -> bool:
+    return os.environ.get("PIXELWEAVE_DEBUG_LOWER", "") not in ("", "0")
+
+
+def lower(pipeline: Pipeline, target: str = "host", name: str = "pipeline") -> LoweringResult:
+    """Run every lowering pass in order."""
+    timings: dict[str, float] = {}
+    ctx = build_context(pipeline, target)
+    _check_target(ctx)
+    inline_functions(ctx)
+
+    passes: list[tuple[str, Callable[[Stmt], Stmt]]] = [
+        ("bounds inference", lambda s: bounds_inference(ctx, s)),
+        ("input and output checks", lambda s: add_input_checks(ctx, s)),
+    ]
+    late: list[tuple[str, Callable[[Stmt], Stmt]]] = [
+        ("storage flattening", lambda s: storage_flattening(ctx, s)),
+        ("unrolling", unroll_loops),
+        ("vectorization", vectorize_loops),
+        ("simplification", simplify_stmt),
+    ]
+    start = time.perf_counter()
+    stmt = schedule_functions(ctx)
+    _log("schedule functions (loop synthesis and injection)", stmt, start, timings)
+    for pass_name, fn in passes:
+        start = time.perf_counter()
+        stmt = fn(stmt)
+        _log(pass_name, stmt, start, timings)
+    loop_nest = stmt
+    for pass_name, fn in late:
+        start = time.perf_counter()
+        stmt = fn(stmt)
+        _log(pass_name, stmt, start, timings)
+    arguments = _arguments(ctx)
+    profile_names = [info.name for info in ctx.funcs]
+    return LoweringResult(LoweredPipeline(name, arguments, stmt, profile_names), loop_nest, timings)
+
+
+def _log(pass_name: str, stmt: Stmt, start: float, timings: dict[str, float]) -> None:
+    elapsed = time.perf_counter() - start
+    timings[pass_name] = elapsed
+    if _debug():
+        print(f"--- after {pass_name} ({elapsed * 1000:.2f} ms):\n{stmt_to_string(stmt)}", file=sys.stderr)
+
+
+def _check_target(ctx: LoweringContext) -> None:
+    if ctx.target == "opencl":
+        return
+    for info in ctx.funcs:
+        for k, stage in enumerate(info.stages):
+            for d in stage.schedule.dims:
+                if d.for_type in (ForType.GPU_BLOCK, ForType.GPU_THREAD):
+                    where = info.name if k == 0 else f"update {k - 1} of {info.name}"
+                    raise ScheduleError(
+                        f"`{where}` maps loop {d.name} to the GPU ({d.for_type.value}), which needs "
+                        f"target='opencl'; the target here is {ctx.target!r}"
+                    )
+
+
+def _arguments(ctx: LoweringContext) -> list[Argument]:
+    args = [Argument(im.name(), "buffer", im.type(), im.dimensions()) for im in ctx.images]
+    args += [Argument(p.name, "scalar", p.type()) for p in ctx.params]
+    for info in ctx.funcs:
+        if info.is_output:
+            args.append(Argument(info.name, "buffer", info.type, len(info.pure_vars), is_output=True))
+    return args
+
+
+I32 = Int(32)

@@ -1,0 +1,224 @@
+"""Pass 4: bounds inference. Define the region every stage iterates over and the storage
+each Func needs, by interval analysis of its uses.
+
+At each Func's compute site, the region its consumers read (inside the loop it is computed
+at, for the current iteration of the loops outside) becomes `let f.s0.x.min = ...` etc.;
+update definitions widen the region of the pure definition to all they write or read.
+Storage then covers everything its produce statements write, for every iteration of the
+loops between the store level and the compute level. All bounds depend only on the
+output size and the parameters.
+"""
+
+from __future__ import annotations
+
+from engine.errors import ScheduleError
+from engine.ir import expr as E
+from engine.ir.coerce import cast, to_expr
+from engine.ir.types import Int
+from engine.lower.context import FuncInfo, LoweringContext
+from engine.lower.intervals import SymInterval, interval_of
+from engine.lower.loop_synthesis import region_max, region_min, stage_prefix
+from engine.lower.region import Box, box_touched, simplify_box, union_box
+from engine.lower.simplify import simplify
+from engine.reference import dim_label
+from engine.stmt import AssertStmt, Block, LetStmt, ProducerConsumer, Realize, Stmt, make_block
+from engine.stmt_visit import StmtMutator
+
+I32 = Int(32)
+
+
+def buffer_min(name: str, i: int) -> E.Variable:
+    return E.Variable(f"{name}.min.{i}", I32, "param")
+
+
+def buffer_extent(name: str, i: int) -> E.Variable:
+    return E.Variable(f"{name}.extent.{i}", I32, "param")
+
+
+def bounds_inference(ctx: LoweringContext, stmt: Stmt) -> Stmt:
+    for info in reversed(ctx.funcs):
+        stmt = _define_regions(info, stmt)
+    for info in ctx.funcs:
+        if not info.is_output:
+            stmt = _SizeRealize(info.name).mutate(stmt)
+    return stmt
+
+
+def _find_compute_site(stmt: Stmt, name: str) -> Stmt | None:
+    """The consume block of `name` (whose uses decide its region)."""
+    from engine.stmt_visit import walk_stmt
+
+    for s in walk_stmt(stmt):
+        if isinstance(s, ProducerConsumer) and not s.is_producer and s.name == name:
+            return s
+    return None
+
+
+def _define_regions(info: FuncInfo, stmt: Stmt) -> Stmt:
+    n = len(info.pure_vars)
+    name = info.name
+    if info.is_output:
+        required: Box = [
+            SymInterval(buffer_min(name, i), simplify(buffer_min(name, i) + buffer_extent(name, i) - 1))
+            for i in range(n)
+        ]
+    else:
+        consume = _find_compute_site(stmt, name)
+        box = box_touched(consume, name) if consume is not None else None
+        if box is None:
+            # Nothing reads it (e.g. only an empty reduction domain would): compute one point.
+            box = [SymInterval(E.Const(I32, 0), E.Const(I32, 0)) for _ in range(n)]
+        required = box
+    consumer_box = required
+    required = _apply_explicit_bounds(info, required)
+    for i, iv in enumerate(required):
+        if not iv.is_bounded():
+            raise ScheduleError(
+                f"cannot bound the region of `{name}` that its consumers read in {dim_label(i)}: a coordinate "
+                "used to call it has no bounds (for example a value read from an image); clamp it, use a "
+                "boundary condition, or give the Func a bound()"
+            )
+    lets = _stage_lets(info, required)
+    asserts = _explicit_bound_asserts(info, consumer_box, required)
+    return _WrapComputeSite(name, lets, asserts).mutate(stmt)
+
+
+def _apply_explicit_bounds(info: FuncInfo, required: Box) -> Box:
+    out = list(required)
+    for i, v in enumerate(info.pure_vars):
+        if v in info.schedule.bounds:
+            lo, extent = (cast(I32, to_expr(x)) for x in info.schedule.bounds[v])
+            out[i] = SymInterval(simplify(lo), simplify(lo + extent - 1))
+    return out
+
+
+def _explicit_bound_asserts(info: FuncInfo, consumer_box: Box, bound_box: Box) -> list[Stmt]:
+    """A bound() is a promise: check at run time that consumers stay inside it."""
+    checks: list[Stmt] = []
+    for i, v in enumerate(info.pure_vars):
+        if v not in info.schedule.bounds or info.is_output:
+            continue
+        need, have = consumer_box[i], bound_box[i]
+        if not need.is_bounded():
+            continue
+        label = dim_label(i)
+        checks.append(
+            AssertStmt(
+                simplify(E.And(E.GE(need.lo, have.lo), E.LE(need.hi, have.hi))),
+                f"Func `{info.name}` is read over [{{}}, {{}}] in {label}, outside the bound() it was given, "
+                "[{}, {}]",
+                (need.lo, need.hi, have.lo, have.hi),
+            )
+        )
+    return checks
+
+
+def _stage_lets(info: FuncInfo, required: Box) -> list[tuple[str, E.Expr]]:
+    """lets for every stage's region: updates iterate over the required region, and the
+    pure definition also covers whatever the updates write or read of the Func."""
+    name = info.name
+    pure_region = list(required)
+    update_lets: list[tuple[str, E.Expr]] = []
+    for k in range(1, len(info.stages)):
+        d = info.stages[k].definition
+        prefix = stage_prefix(name, k)
+        scope: dict[str, SymInterval] = {}
+        for i, a in enumerate(d.args):
+            if isinstance(a, E.Variable) and a.kind == "var":
+                update_lets.append((f"{prefix}{a.name}.min", required[i].lo))
+                update_lets.append((f"{prefix}{a.name}.max", required[i].hi))
+                scope[a.name] = required[i]
+        if d.rdom is not None:
+            for v, (lo, extent) in zip(d.rdom.vars, d.rdom.bounds, strict=True):
+                update_lets.append((f"{prefix}{v.name}.min", lo))
+                update_lets.append((f"{prefix}{v.name}.max", simplify(lo + extent - 1)))
+                scope[v.name] = SymInterval(lo, simplify(lo + extent - 1))
+        written = [interval_of(a, scope) for a in d.args]
+        pure_region = union_box(pure_region, written)
+        from engine.ir.visit import walk
+
+        for node in walk(d.value):
+            if isinstance(node, E.Call) and node.call_kind == "func" and node.name == name:
+                pure_region = union_box(pure_region, [interval_of(a, scope) for a in node.args])
+    pure_region = simplify_box(pure_region)
+    for i, iv in enumerate(pure_region):
+        if not iv.is_bounded():
+            raise ScheduleError(
+                f"an update definition of `{name}` writes or reads it at coordinates in {dim_label(i)} that have "
+                "no bounds (for example a value read from an image of a wide type); clamp them"
+            )
+    lets = []
+    for i, v in enumerate(info.pure_vars):
+        lets.append((region_min(name, 0, v).name, pure_region[i].lo))
+        lets.append((region_max(name, 0, v).name, pure_region[i].hi))
+    return lets + update_lets
+
+
+class _WrapComputeSite(StmtMutator):
+    """Put the region lets around `produce f; consume f` (inside its realize, if any)."""
+
+    def __init__(self, name: str, lets: list[tuple[str, E.Expr]], asserts: list[Stmt]) -> None:
+        self.name = name
+        self.lets = lets
+        self.asserts = asserts
+        self.done = False
+
+    def _wrap(self, s: Stmt) -> Stmt:
+        self.done = True
+        body = make_block([*self.asserts, s])
+        for let_name, value in reversed(self.lets):
+            body = LetStmt(let_name, value, body)
+        return body
+
+    def visit_Block(self, s: Block) -> Stmt:  # noqa: N802
+        stmts = list(s.stmts)
+        for i, c in enumerate(stmts):
+            if isinstance(c, ProducerConsumer) and c.is_producer and c.name == self.name and not self.done:
+                rest = make_block(stmts[i:])
+                return make_block([*stmts[:i], self._wrap(rest)])
+        return self.default(s)
+
+
+class _SizeRealize(StmtMutator):
+    """Give `realize f` the bounds of everything f's stages write below it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
+        body = self.mutate(s.body)
+        if s.name != self.name:
+            return s if body is s.body else Realize(s.name, s.type, s.bounds, body)
+        box = box_touched(body, self.name, calls=True, provides=True)
+        if box is None:
+            raise ScheduleError(f"`{self.name}` is stored but never computed")
+        bounds = []
+        for i, iv in enumerate(box):
+            if not iv.is_bounded():
+                raise ScheduleError(f"cannot bound the storage of `{self.name}` in {dim_label(i)}")
+            bounds.append((iv.lo, simplify(iv.hi - iv.lo + 1)))
+        return Realize(s.name, s.type, tuple(bounds), body)
+
+
+def assert_within(name: str, what: str, box: Box, mins: list[E.Expr], extents: list[E.Expr]) -> list[Stmt]:
+    """Assertions that a box lies inside a buffer's [min, min + extent)."""
+    checks: list[Stmt] = []
+    for i, iv in enumerate(box):
+        label = dim_label(i)
+        coord = label.split(" ")[0]
+        hi_limit = simplify(mins[i] + extents[i] - 1)
+        checks.append(
+            AssertStmt(
+                simplify(E.GE(iv.lo, mins[i])),
+                f"{what} `{name}` is accessed at {coord} = {{}}, below its minimum {{}} in {label}",
+                (iv.lo, mins[i]),
+            )
+        )
+        checks.append(
+            AssertStmt(
+                simplify(E.LE(iv.hi, hi_limit)),
+                f"{what} `{name}` is accessed at {coord} = {{}}, beyond its maximum {{}} in {label}",
+                (iv.hi, hi_limit),
+            )
+        )
+    return checks

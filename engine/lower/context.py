@@ -1,0 +1,129 @@
+"""The state lowering works on: each Func of the pipeline with a unique name, its
+definitions (after inlining) and its schedule, in realization order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.errors import ScheduleError
+from engine.ir import expr as E
+from engine.ir.func import Definition, Func
+from engine.ir.param import ImageParam, Param
+from engine.pipeline import Pipeline
+from engine.schedule import FuncSchedule, LoopLevel, StageSchedule
+
+
+@dataclass
+class StageInfo:
+    definition: Definition
+    schedule: StageSchedule
+
+
+@dataclass
+class FuncInfo:
+    func: Func
+    name: str
+    stages: list[StageInfo]
+    schedule: FuncSchedule
+    is_output: bool
+    pure_vars: list[str]
+
+    @property
+    def type(self):
+        return self.stages[0].definition.value.type()
+
+    def compute_level(self) -> LoopLevel:
+        if self.is_output:
+            return LoopLevel.root()
+        level = self.schedule.compute_level
+        if level.is_inline() and len(self.stages) > 1:
+            # Halide cannot inline a reduction either; computing it first is always legal.
+            return LoopLevel.root()
+        return level
+
+    def store_level(self) -> LoopLevel:
+        return self.schedule.store_level or self.compute_level()
+
+    def is_inlined(self) -> bool:
+        return self.compute_level().is_inline()
+
+
+@dataclass
+class LoweringContext:
+    pipeline: Pipeline
+    target: str
+    funcs: list[FuncInfo] = field(default_factory=list)  # realization order
+    images: list[ImageParam] = field(default_factory=list)
+    params: list[Param] = field(default_factory=list)
+
+    def info(self, func: Func) -> FuncInfo:
+        for f in self.funcs:
+            if f.func is func:
+                return f
+        raise KeyError(func.name())
+
+    def by_name(self, name: str) -> FuncInfo:
+        for f in self.funcs:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+def build_context(pipeline: Pipeline, target: str) -> LoweringContext:
+    """Give every Func a unique name and snapshot its definitions and schedule."""
+    ctx = LoweringContext(pipeline, target, images=list(pipeline.images), params=list(pipeline.params))
+    used: set[str] = {im.name() for im in pipeline.images} | {p.name for p in pipeline.params}
+    outputs = {id(f) for f in pipeline.outputs}
+    for f in pipeline.funcs:
+        name = f.name()
+        n = 1
+        while name in used:
+            name = f"{f.name()}${n}"
+            n += 1
+        used.add(name)
+        defs = [f.definition(), *f.updates()]
+        stages = []
+        for d in defs:
+            if d.schedule is None:
+                d.schedule = StageSchedule.for_definition(d)
+            stages.append(StageInfo(d, d.schedule))
+        sched = f.schedule_of()
+        ctx.funcs.append(FuncInfo(f, name, stages, sched, id(f) in outputs, [a.name for a in f.args()]))
+    for info in ctx.funcs:
+        _validate_call_schedule(ctx, info)
+    return ctx
+
+
+def _validate_call_schedule(ctx: LoweringContext, info: FuncInfo) -> None:
+    sched = info.schedule
+    name = info.name
+    if info.is_output and not sched.compute_level.is_inline() and not sched.compute_level.is_root():
+        raise ScheduleError(f"Func `{name}` is an output of the pipeline, so it is always computed at the root")
+    if info.is_inlined():
+        if sched.store_level is not None and not sched.store_level.is_inline():
+            raise ScheduleError(
+                f"Func `{name}` is computed inline, so it has no storage to place with store_at/store_root"
+            )
+        for stage in info.stages:
+            touched = [d.name for d in stage.schedule.dims if d.for_type.value != "for"] + [
+                s.old for s in stage.schedule.splits
+            ]
+            if touched:
+                raise ScheduleError(
+                    f"Func `{name}` is computed inline, so its loops cannot be scheduled (it has a "
+                    f"schedule on {touched[0]}); give it compute_root() or compute_at() first"
+                )
+    for level in (sched.compute_level, sched.store_level):
+        if level is not None and level.kind == "at":
+            try:
+                ctx.info(level.func)
+            except KeyError:
+                raise ScheduleError(
+                    f"Func `{name}` is scheduled at a loop of `{level.func.name()}`, which is not part of this pipeline"
+                ) from None
+
+
+def call_targets(e: E.Expr) -> list[E.Call]:
+    from engine.ir.visit import walk
+
+    return [n for n in walk(e) if isinstance(n, E.Call) and n.call_kind == "func"]

@@ -1,0 +1,91 @@
+"""Pass 6: storage flattening. Multi-dimensional realizations, stores and calls become
+flat allocations, stores and loads with explicit strides.
+
+A Func's storage is dense in its storage order (reorder_storage, else dimension 0
+innermost); input and output buffers use the strides of the arrays passed in.
+"""
+
+from __future__ import annotations
+
+from engine.ir import expr as E
+from engine.ir.types import Int
+from engine.ir.visit import mutate
+from engine.lower.context import LoweringContext
+from engine.lower.simplify import as_const_int, simplify
+from engine.stmt import Allocate, LetStmt, Load, Provide, Realize, Stmt, Store
+from engine.stmt_visit import StmtMutator
+
+I32 = Int(32)
+STACK_LIMIT_BYTES = 16 * 1024
+
+
+def _v(name: str) -> E.Variable:
+    return E.Variable(name, I32, "param")
+
+
+def flat_index(name: str, args: tuple[E.Expr, ...]) -> E.Expr:
+    """sum((arg_i - name.min.i) * name.stride.i)."""
+    index: E.Expr | None = None
+    for i, a in enumerate(args):
+        term = E.Mul(E.Sub(a, _v(f"{name}.min.{i}")), _v(f"{name}.stride.{i}"))
+        index = term if index is None else E.Add(index, term)
+    return index if index is not None else E.Const(I32, 0)
+
+
+def storage_flattening(ctx: LoweringContext, stmt: Stmt) -> Stmt:
+    orders = {}
+    for info in ctx.funcs:
+        order = info.schedule.storage_order
+        orders[info.name] = [info.pure_vars.index(v) for v in order] if order else list(range(len(info.pure_vars)))
+    return _Flatten(orders).mutate(stmt)
+
+
+class _Flatten(StmtMutator):
+    def __init__(self, orders: dict[str, list[int]]) -> None:
+        self.orders = orders
+
+    def mutate_expr(self, e: E.Expr) -> E.Expr:
+        def fn(node: E.Expr) -> E.Expr | None:
+            if isinstance(node, E.Call) and node.call_kind in ("func", "image"):
+                args = tuple(self.mutate_expr(a) for a in node.args)
+                return Load(node.type(), node.name, flat_index(node.name, args))
+            return None
+
+        return mutate(e, fn)
+
+    def visit_Provide(self, s: Provide) -> Stmt:  # noqa: N802
+        value = self.mutate_expr(s.value)
+        args = tuple(self.mutate_expr(a) for a in s.args)
+        return Store(s.name, value, flat_index(s.name, args))
+
+    def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
+        body = self.mutate(s.body)
+        name = s.name
+        order = self.orders.get(name, list(range(len(s.bounds))))
+        size: E.Expr = E.Const(I32, 1)
+        strides: dict[int, E.Expr] = {}
+        for i in order:
+            strides[i] = size
+            size = simplify(E.Mul(size, _v(f"{name}.extent.{i}")))
+        elem_bytes = max(s.type.bits // 8, 1)
+        lets: list[tuple[str, E.Expr]] = []
+        for i, (lo, extent) in enumerate(s.bounds):
+            lets.append((f"{name}.min.{i}", lo))
+            lets.append((f"{name}.extent.{i}", extent))
+        for i in range(len(s.bounds)):
+            lets.append((f"{name}.stride.{i}", strides[i]))
+        total = simplify(_substitute_lets(size, lets))
+        constant = as_const_int(total)
+        on_stack = constant is not None and constant * elem_bytes <= STACK_LIMIT_BYTES
+        result: Stmt = Allocate(name, s.type, total, on_stack, body)
+        for let_name, value in reversed(lets):
+            result = LetStmt(let_name, value, result)
+        return result
+
+
+def _substitute_lets(e: E.Expr, lets: list[tuple[str, E.Expr]]) -> E.Expr:
+    from engine.ir.visit import substitute
+
+    for name, value in reversed(lets):
+        e = substitute(e, {name: value})
+    return e

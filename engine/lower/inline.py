@@ -1,0 +1,45 @@
+"""Pass 1: inline every Func scheduled inline into its consumers, and name calls uniquely.
+
+After this pass, the definitions held by the lowering context call only Funcs that get
+storage of their own, by their unique names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from engine.ir import expr as E
+from engine.ir.visit import mutate, substitute
+from engine.lower.context import LoweringContext
+
+
+def inline_functions(ctx: LoweringContext) -> None:
+    """Rewrite each stage's expressions in place (in realization order, so callees first)."""
+    inlined_bodies: dict[int, tuple[list[str], E.Expr]] = {}
+    names = {id(info.func): info.name for info in ctx.funcs}
+
+    def rewrite(e: E.Expr) -> E.Expr:
+        def fn(node: E.Expr) -> E.Expr | None:
+            if isinstance(node, E.Call) and node.call_kind == "func":
+                args = tuple(rewrite(a) for a in node.args)
+                body = inlined_bodies.get(id(node.target))
+                if body is not None:
+                    params, value = body
+                    return substitute(value, dict(zip(params, args, strict=True)))
+                return E.Call(node.type(), names[id(node.target)], args, "func", node.target)
+            return None
+
+        return mutate(e, fn)
+
+    for info in ctx.funcs:
+        for stage in info.stages:
+            d = stage.definition
+            stage.definition = replace(
+                d,
+                value=rewrite(d.value),
+                args=tuple(rewrite(a) for a in d.args),
+                predicate=rewrite(d.predicate) if d.predicate is not None else None,
+            )
+        if info.is_inlined():
+            inlined_bodies[id(info.func)] = (info.pure_vars, info.stages[0].definition.value)
+    ctx.funcs = [info for info in ctx.funcs if not info.is_inlined()]

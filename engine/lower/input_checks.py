@@ -1,0 +1,54 @@
+"""Pass 5: assertions, at the top of the pipeline, that every input image covers the
+region the pipeline reads and every output buffer the region it writes.
+
+The regions come from interval analysis of the whole loop nest, so they are expressions
+of the output size and the parameters, checked once before any work starts.
+"""
+
+from __future__ import annotations
+
+from engine.errors import ScheduleError
+from engine.lower.bounds_inference import assert_within, buffer_extent, buffer_min
+from engine.lower.context import LoweringContext
+from engine.lower.region import box_touched
+from engine.reference import dim_label
+from engine.stmt import Stmt, make_block
+
+
+def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
+    checks: list[Stmt] = []
+    for image in ctx.images:
+        name = image.name()
+        box = box_touched(stmt, name)
+        if box is None:
+            continue
+        for i, iv in enumerate(box):
+            if not iv.is_bounded():
+                raise ScheduleError(
+                    f"cannot bound the region of input `{name}` that the pipeline reads in {dim_label(i)}: a "
+                    "coordinate has no bounds (for example a value read from another image); clamp it or use "
+                    "a boundary condition"
+                )
+        dims = image.dimensions()
+        checks += assert_within(
+            name,
+            "input",
+            box,
+            [buffer_min(name, i) for i in range(dims)],
+            [buffer_extent(name, i) for i in range(dims)],
+        )
+    for info in ctx.funcs:
+        if not info.is_output:
+            continue
+        box = box_touched(stmt, info.name, calls=True, provides=True)
+        if box is None:
+            continue
+        dims = len(info.pure_vars)
+        checks += assert_within(
+            info.name,
+            "output",
+            box,
+            [buffer_min(info.name, i) for i in range(dims)],
+            [buffer_extent(info.name, i) for i in range(dims)],
+        )
+    return make_block([*checks, stmt])

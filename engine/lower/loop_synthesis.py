@@ -1,0 +1,146 @@
+"""Pass 2: build each Func's loop nest from its schedule (the domain order).
+
+Each stage of Func f iterates over the region `[f.sK.v.min, f.sK.v.max]` of each of its
+variables v; those bounds are symbols that bounds inference defines later. Splits and
+fuses turn the variables into loops, and lets innermost recover each variable from its
+loops, exactly as the split's tail strategy says.
+"""
+
+from __future__ import annotations
+
+from engine.errors import ScheduleError
+from engine.ir import expr as E
+from engine.ir.types import Int
+from engine.ir.visit import substitute
+from engine.lower.context import FuncInfo
+from engine.lower.simplify import simplify
+from engine.schedule import Split, TailStrategy
+from engine.stmt import For, ForType, IfThenElse, LetStmt, ProducerConsumer, Provide, Stmt, make_block
+
+I32 = Int(32)
+
+
+def var(name: str) -> E.Variable:
+    return E.Variable(name, I32)
+
+
+def stage_prefix(fname: str, stage: int) -> str:
+    return f"{fname}.s{stage}."
+
+
+def region_min(fname: str, stage: int, v: str) -> E.Variable:
+    return var(f"{fname}.s{stage}.{v}.min")
+
+
+def region_max(fname: str, stage: int, v: str) -> E.Variable:
+    return var(f"{fname}.s{stage}.{v}.max")
+
+
+def build_produce(info: FuncInfo) -> Stmt:
+    """produce f { stage 0 loops; stage 1 loops; ... }"""
+    nests = [build_stage(info, k) for k in range(len(info.stages))]
+    return ProducerConsumer(info.name, True, make_block(nests))
+
+
+def resolve_tail(tail: TailStrategy, stage: int, is_rvar: bool) -> TailStrategy:
+    if tail != TailStrategy.AUTO:
+        return tail
+    if stage == 0:
+        return TailStrategy.SHIFT_INWARDS
+    return TailStrategy.GUARD_WITH_IF if is_rvar else TailStrategy.ROUND_UP
+
+
+def build_stage(info: FuncInfo, k: int) -> Stmt:
+    stage = info.stages[k]
+    d = stage.definition
+    sched = stage.schedule
+    prefix = stage_prefix(info.name, k)
+    originals = [*(v.name for v in d.rdom.vars)] if d.rdom is not None else []
+    is_rvar = set(originals)
+    originals += list(d.pure_vars)
+    # Loop bounds (min, extent) of every dim, original and derived.
+    bounds: dict[str, tuple[E.Expr, E.Expr]] = {}
+    for v in originals:
+        lo, hi = region_min(info.name, k, v), region_max(info.name, k, v)
+        bounds[v] = (lo, simplify(hi - lo + 1))
+    lets: list[tuple[str, E.Expr]] = []  # in split order: the first split's let is innermost
+    guards: list[E.Expr] = []
+    for split in sched.splits:
+        _apply_split(split, bounds, lets, guards, k, split.old in is_rvar or _derived_rvar(split, sched))
+    # The innermost statement: the definition with variables renamed to loop names.
+    renames = {v: var(prefix + v) for v in originals}
+    value = substitute(d.value, renames)
+    args = tuple(substitute(a, renames) for a in d.args)
+    body: Stmt = Provide(info.name, value, args)
+    conditions = [_prefixed(g, prefix, bounds) for g in guards]
+    if d.predicate is not None:
+        conditions.append(substitute(d.predicate, renames))
+    for cond in conditions:
+        body = IfThenElse(cond, body)
+    for name, value_expr in lets:
+        body = LetStmt(prefix + name, _prefixed(value_expr, prefix, bounds), body)
+    for dim in sched.dims:  # innermost first
+        lo, extent = bounds[dim.name]
+        body = For(
+            prefix + dim.name,
+            _prefixed(lo, prefix, bounds),
+            _prefixed(extent, prefix, bounds),
+            dim.for_type,
+            body,
+        )
+    return body
+
+
+def _derived_rvar(split: Split, sched) -> bool:
+    for d in sched.dims:
+        if d.name in (split.outer, split.inner):
+            return d.is_rvar
+    return False
+
+
+def _prefixed(e: E.Expr, prefix: str, bounds: dict) -> E.Expr:
+    """Loop-variable references inside split expressions use bare dim names; qualify them."""
+    names = {v.name for v in _free_dims(e, bounds)}
+    return substitute(e, {n: var(prefix + n) for n in names})
+
+
+def _free_dims(e: E.Expr, bounds: dict) -> list[E.Variable]:
+    from engine.ir.visit import find_variables
+
+    return [v for v in find_variables(e) if v.name in bounds and v.kind == "loop"]
+
+
+def loop_var(name: str) -> E.Variable:
+    """A reference to a loop of the stage being built (qualified by _prefixed)."""
+    return E.Variable(name, I32, "loop")
+
+
+def _apply_split(split: Split, bounds: dict, lets: list, guards: list, stage: int, is_rvar: bool) -> None:
+    if split.kind == "split":
+        old_min, old_extent = bounds[split.old]
+        factor = split.factor
+        bounds[split.inner] = (E.Const(I32, 0), E.Const(I32, factor))
+        bounds[split.outer] = (E.Const(I32, 0), simplify((old_extent + (factor - 1)) / factor))
+        outer, inner = loop_var(split.outer), loop_var(split.inner)
+        tail = resolve_tail(split.tail, stage, is_rvar)
+        if tail == TailStrategy.SHIFT_INWARDS:
+            base = E.Min(simplify(old_min + outer * factor), simplify(old_min + old_extent - factor))
+            value = simplify(base + inner)
+        else:
+            value = simplify(old_min + outer * factor + inner)
+            if tail == TailStrategy.GUARD_WITH_IF:
+                guards.append(E.LT(loop_var(split.old), simplify(old_min + old_extent)))
+        lets.append((split.old, value))
+    elif split.kind == "fuse":
+        inner_min, inner_extent = bounds[split.inner]
+        outer_min, outer_extent = bounds[split.outer]
+        fused = loop_var(split.old)
+        bounds[split.old] = (E.Const(I32, 0), simplify(inner_extent * outer_extent))
+        lets.append((split.inner, simplify(inner_min + fused % inner_extent)))
+        lets.append((split.outer, simplify(outer_min + fused / inner_extent)))
+    else:
+        raise ScheduleError(f"unknown split kind {split.kind}")
+
+
+def is_gpu(for_type: ForType) -> bool:
+    return for_type in (ForType.GPU_BLOCK, ForType.GPU_THREAD)

@@ -1,0 +1,158 @@
+"""Pass 3: place each Func's computation and storage at its scheduled loop levels (the
+call schedule), checking that each level is legal.
+
+Funcs are injected consumers first: a producer's `produce` block goes just inside the loop
+it is computed at, before the `consume` block that wraps what was there; its `realize`
+(storage) goes at the store level. Storage bounds are filled in by bounds inference.
+"""
+
+from __future__ import annotations
+
+from engine.errors import ScheduleError
+from engine.ir import expr as E
+from engine.lower.context import FuncInfo, LoweringContext
+from engine.lower.loop_synthesis import build_produce
+from engine.schedule import LoopLevel, last_part
+from engine.stmt import For, ForType, ProducerConsumer, Realize, Stmt, make_block, no_op
+from engine.stmt_visit import StmtMutator, walk_stmt
+
+
+def schedule_functions(ctx: LoweringContext) -> Stmt:
+    stmt: Stmt = no_op()
+    for info in reversed(ctx.funcs):
+        stmt = _inject(ctx, info, stmt)
+    return stmt
+
+
+def _loop_names(ctx: LoweringContext, level: LoopLevel, user: str) -> list[str]:
+    """The loops a compute_at/store_at level may mean, e.g. (g, x) -> ['g.s0.x', 'g.s1.x']."""
+    g = ctx.info(level.func)
+    candidates = []
+    for k, stage in enumerate(g.stages):
+        for d in stage.schedule.dims:
+            if d.name == level.var or last_part(d.name) == level.var:
+                candidates.append(f"{g.name}.s{k}.{d.name}")
+    if not candidates:
+        loops = sorted({f"{g.name}.{d.name}" for s in g.stages for d in s.schedule.dims})
+        raise ScheduleError(
+            f"`{g.name}` has no loop named {level.var}, so Func `{user}` cannot be computed or stored there; "
+            f"its loops are {', '.join(loops)}"
+        )
+    return candidates
+
+
+def _uses(stmt: Stmt, name: str) -> list[list[str]]:
+    """For every statement that calls `name`, the names of the loops enclosing it."""
+    paths: list[list[str]] = []
+
+    def visit(s: Stmt, loops: list[str]) -> None:
+        if isinstance(s, For):
+            loops = [*loops, s.name]
+        for c in s.children():
+            if isinstance(c, Stmt):
+                visit(c, loops)
+            elif _calls(c, name):
+                paths.append(loops)
+
+    visit(stmt, [])
+    return paths
+
+
+def _calls(e: E.Expr, name: str) -> bool:
+    from engine.ir.visit import walk
+
+    return any(isinstance(n, E.Call) and n.call_kind == "func" and n.name == name for n in walk(e))
+
+
+def legal_levels(stmt: Stmt, name: str) -> list[str]:
+    """Loops that enclose every use of `name` (outermost first), as 'g.s0.x' names."""
+    paths = _uses(stmt, name)
+    if not paths:
+        return []
+    common = paths[0]
+    for p in paths[1:]:
+        n = 0
+        while n < len(common) and n < len(p) and common[n] == p[n]:
+            n += 1
+        common = common[:n]
+    return common
+
+
+def _user_level(loop: str) -> str:
+    func, _, rest = loop.partition(".s")
+    return f"{func}.{rest.partition('.')[2]}"
+
+
+def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
+    produce = build_produce(info)
+    if info.is_output:
+        return make_block([produce, ProducerConsumer(info.name, False, stmt)])
+    compute = info.compute_level()
+    legal = legal_levels(stmt, info.name)
+    legal_text = ", ".join(["root", *(_user_level(n) for n in legal)])
+    compute_loop = None
+    if compute.kind == "at":
+        candidates = _loop_names(ctx, compute, info.name)
+        usable = [c for c in candidates if c in legal]
+        if not usable:
+            raise ScheduleError(
+                f"Func `{info.name}` cannot be computed at {_user_level(candidates[0])}: that loop does not "
+                f"enclose every use of `{info.name}`; legal compute_at levels for {info.name} are: {legal_text}"
+            )
+        compute_loop = usable[0]
+    explicit_store = info.schedule.store_level
+    store_loop = None
+    if explicit_store is not None and explicit_store.kind == "at":
+        candidates = _loop_names(ctx, explicit_store, info.name)
+        allowed = legal[: legal.index(compute_loop) + 1] if compute_loop is not None else []
+        usable = [c for c in candidates if c in allowed]
+        if not usable:
+            where = "at the root" if compute_loop is None else f"at {_user_level(compute_loop)}"
+            options = ", ".join(["root", *(_user_level(n) for n in allowed)])
+            raise ScheduleError(
+                f"Func `{info.name}` is stored at {_user_level(candidates[0])}, which is not at or outside "
+                f"where it is computed ({where}); legal store_at levels for {info.name} are: {options}"
+            )
+        store_loop = usable[0]
+    store_root = explicit_store is not None and explicit_store.is_root()
+    stored_with_compute = not store_root and store_loop in (None, compute_loop)
+
+    def compute_block(body: Stmt) -> Stmt:
+        block = make_block([produce, ProducerConsumer(info.name, False, body)])
+        return Realize(info.name, info.type, (), block) if stored_with_compute else block
+
+    def realize(body: Stmt) -> Stmt:
+        return Realize(info.name, info.type, (), body)
+
+    if compute_loop is None:
+        return compute_block(stmt)
+    stmt = _InjectAt(compute_loop, compute_block).mutate(stmt)
+    if store_root:
+        return realize(stmt)
+    if not stored_with_compute:
+        return _InjectAt(store_loop, realize).mutate(stmt)
+    return stmt
+
+
+class _InjectAt(StmtMutator):
+    """Wrap the body of the loop with the given name."""
+
+    def __init__(self, loop: str, wrap) -> None:
+        self.loop = loop
+        self.wrap = wrap
+        self.found = False
+
+    def visit_For(self, s: For) -> Stmt:  # noqa: N802 - visitor naming
+        body = self.mutate(s.body)
+        if s.name == self.loop and not self.found:
+            self.found = True
+            body = self.wrap(body)
+        if body is s.body:
+            return s
+        return For(s.name, s.min, s.extent, s.for_type, body)
+
+
+def gpu_loops(stmt: Stmt) -> list[str]:
+    return [
+        s.name for s in walk_stmt(stmt) if isinstance(s, For) and s.for_type in (ForType.GPU_BLOCK, ForType.GPU_THREAD)
+    ]

@@ -1,0 +1,143 @@
+"""Pass 8: vectorization. A loop scheduled with vectorize() becomes one iteration over
+SIMD lanes: its variable becomes the vector ramp(min, 1, lanes), and every expression that
+depends on it becomes a vector (scalars are broadcast). Stores and loads whose index has
+stride one become dense vector accesses in the backend; others become gathers/scatters.
+
+A body this pass cannot express as vectors (a condition or an inner loop bound that
+differs per lane, a per-lane allocation, several lanes storing to one place) stays a
+serial loop, which computes the same values.
+"""
+
+from __future__ import annotations
+
+from engine.errors import ScheduleError
+from engine.ir import expr as E
+from engine.ir.visit import rebuild
+from engine.lower.simplify import as_const_int, simplify
+from engine.stmt import (
+    Allocate,
+    AssertStmt,
+    Broadcast,
+    For,
+    ForType,
+    IfThenElse,
+    LetStmt,
+    Load,
+    Ramp,
+    Stmt,
+    Store,
+)
+from engine.stmt_visit import StmtMutator
+
+
+class _CannotVectorize(Exception):
+    pass
+
+
+def vectorize_loops(stmt: Stmt) -> Stmt:
+    return _VectorizeLoops().mutate(stmt)
+
+
+class _VectorizeLoops(StmtMutator):
+    def visit_For(self, s: For) -> Stmt:  # noqa: N802
+        body = self.mutate(s.body)
+        if s.for_type != ForType.VECTORIZED:
+            return s if body is s.body else For(s.name, s.min, s.extent, s.for_type, body)
+        lanes = as_const_int(s.extent)
+        if lanes is None:
+            raise ScheduleError(
+                f"cannot vectorize loop {s.name}: its extent {simplify(s.extent)} is not a constant; "
+                "use vectorize(var, width) to split it by a constant width first"
+            )
+        if lanes == 1:
+            return For(s.name, s.min, s.extent, ForType.SERIAL, body)
+        try:
+            return _Widen(s.name, simplify(s.min), lanes).mutate(body)
+        except _CannotVectorize:
+            return For(s.name, s.min, s.extent, ForType.SERIAL, body)
+
+
+def _broadcast(e: E.Expr, lanes: int) -> E.Expr:
+    return e if e.type().lanes == lanes else Broadcast(e, lanes)
+
+
+class _Widen(StmtMutator):
+    def __init__(self, var: str, base: E.Expr, lanes: int) -> None:
+        self.var = var
+        self.lanes = lanes
+        self.ramp = Ramp(base, E.Const(base.type(), 1), lanes)
+        self.vector_vars: set[str] = set()
+
+    # ------------------------------------------------------------------ expressions
+    def mutate_expr(self, e: E.Expr) -> E.Expr:
+        memo: dict[int, E.Expr] = {}
+
+        def go(node: E.Expr) -> E.Expr:
+            hit = memo.get(id(node))
+            if hit is None:
+                hit = self._widen(node, go)
+                memo[id(node)] = hit
+            return hit
+
+        return go(e)
+
+    def _widen(self, e: E.Expr, go) -> E.Expr:
+        n = self.lanes
+        if isinstance(e, (Ramp, Broadcast)) or e.type().is_vector():
+            raise _CannotVectorize
+        if isinstance(e, E.Variable):
+            if e.name == self.var:
+                return self.ramp
+            if e.name in self.vector_vars:
+                return E.Variable(e.name, e.type().with_lanes(n), e.kind, e.owner)
+            return e
+        kids = tuple(go(c) for c in e.children())
+        if not any(k.type().is_vector() for k in kids):
+            return rebuild(e, kids) if kids else e
+        if isinstance(e, E.Let):
+            raise _CannotVectorize
+        if isinstance(e, Load):
+            return Load(e.type().with_lanes(n), e.buffer, kids[0])
+        if isinstance(e, E.Cast):
+            return E.Cast(e.type().with_lanes(n), kids[0])
+        if isinstance(e, E.Call):
+            args = tuple(_broadcast(k, n) for k in kids)
+            return E.Call(e.type().with_lanes(n), e.name, args, e.call_kind, e.target)
+        return rebuild(e, tuple(_broadcast(k, n) for k in kids))
+
+    # ------------------------------------------------------------------ statements
+    def visit_Store(self, s: Store) -> Stmt:  # noqa: N802
+        value = self.mutate_expr(s.value)
+        index = self.mutate_expr(s.index)
+        if not index.type().is_vector():
+            if value.type().is_vector():
+                raise _CannotVectorize  # every lane would write the same element
+            return s if (value is s.value and index is s.index) else Store(s.buffer, value, index)
+        return Store(s.buffer, _broadcast(value, self.lanes), index)
+
+    def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
+        value = self.mutate_expr(s.value)
+        if value.type().is_vector():
+            self.vector_vars.add(s.name)
+        body = self.mutate(s.body)
+        return LetStmt(s.name, value, body)
+
+    def visit_IfThenElse(self, s: IfThenElse) -> Stmt:  # noqa: N802
+        cond = self.mutate_expr(s.condition)
+        if cond.type().is_vector():
+            raise _CannotVectorize
+        return self.default(s)
+
+    def visit_AssertStmt(self, s: AssertStmt) -> Stmt:  # noqa: N802
+        if any(self.mutate_expr(c).type().is_vector() for c in s.children()):
+            raise _CannotVectorize
+        return s
+
+    def visit_For(self, s: For) -> Stmt:  # noqa: N802
+        lo, extent = self.mutate_expr(s.min), self.mutate_expr(s.extent)
+        if lo.type().is_vector() or extent.type().is_vector():
+            raise _CannotVectorize
+        return For(s.name, lo, extent, s.for_type, self.mutate(s.body))
+
+    def visit_Allocate(self, s: Allocate) -> Stmt:  # noqa: N802
+        raise _CannotVectorize
