@@ -85,6 +85,20 @@ class Pipeline:
                 raise CompileError(f"two different inputs of the pipeline are both named `{name}`")
             seen[name] = obj
 
+    def loop_nest(self, target: str = "host") -> str:
+        """The loop structure the schedules produce (what the schedule inspector shows)."""
+        from engine.lower import lower
+        from engine.stmt_printer import loop_nest_to_string
+
+        return loop_nest_to_string(lower(self, target).loop_nest)
+
+    def lowered_stmt(self, target: str = "host") -> str:
+        """The full lowered statement: allocations, lets, asserts, loads and stores."""
+        from engine.lower import lower
+        from engine.stmt_printer import stmt_to_string
+
+        return stmt_to_string(lower(self, target).lowered.body)
+
     def realize_reference(
         self, sizes: list[int] | tuple[int, ...], inputs: dict[str, Any] | None = None
     ) -> np.ndarray | list[np.ndarray]:

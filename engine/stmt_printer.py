@@ -131,6 +131,8 @@ def _nest(s: Stmt, depth: int, out: list[str]) -> None:
             out.append(f"{pad}{word} {name}:")
         _nest(s.body, depth + 1, out)
     elif isinstance(s, ProducerConsumer):
+        if not s.is_producer and isinstance(s.body, Evaluate):
+            return
         out.append(f"{pad}{'produce' if s.is_producer else 'consume'} {s.name}:")
         _nest(s.body, depth + 1, out)
     elif isinstance(s, (Realize, Allocate)):

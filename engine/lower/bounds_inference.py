@@ -200,7 +200,9 @@ class _SizeRealize(StmtMutator):
         return Realize(s.name, s.type, tuple(bounds), body)
 
 
-def assert_within(name: str, what: str, box: Box, mins: list[E.Expr], extents: list[E.Expr]) -> list[Stmt]:
+def assert_within(
+    name: str, what: str, box: Box, mins: list[E.Expr], extents: list[E.Expr], verb: str = "accessed"
+) -> list[Stmt]:
     """Assertions that a box lies inside a buffer's [min, min + extent)."""
     checks: list[Stmt] = []
     for i, iv in enumerate(box):
@@ -210,14 +212,14 @@ def assert_within(name: str, what: str, box: Box, mins: list[E.Expr], extents: l
         checks.append(
             AssertStmt(
                 simplify(E.GE(iv.lo, mins[i])),
-                f"{what} `{name}` is accessed at {coord} = {{}}, below its minimum {{}} in {label}",
+                f"{what} `{name}` is {verb} at {coord} = {{}}, below its minimum {{}} in {label}",
                 (iv.lo, mins[i]),
             )
         )
         checks.append(
             AssertStmt(
                 simplify(E.LE(iv.hi, hi_limit)),
-                f"{what} `{name}` is accessed at {coord} = {{}}, beyond its maximum {{}} in {label}",
+                f"{what} `{name}` is {verb} at {coord} = {{}}, beyond its maximum {{}} in {label}",
                 (iv.hi, hi_limit),
             )
         )

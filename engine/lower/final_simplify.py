@@ -6,7 +6,7 @@ from __future__ import annotations
 from engine.ir import expr as E
 from engine.ir.visit import substitute
 from engine.lower.simplify import simplify
-from engine.stmt import AssertStmt, For, IfThenElse, LetStmt, Stmt, make_block, no_op
+from engine.stmt import AssertStmt, Broadcast, For, IfThenElse, LetStmt, ProducerConsumer, Ramp, Stmt, make_block, no_op
 from engine.stmt_visit import StmtMutator, map_exprs
 
 
@@ -20,6 +20,14 @@ class _Simplify(StmtMutator):
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
         value = simplify(s.value)
+        if isinstance(value, (Ramp, Broadcast)):
+            # Keep the scalar part in a let and the vector shape visible at every use.
+            base_name = f"{s.name}.base"
+            scalar = value.base if isinstance(value, Ramp) else value.value
+            base = E.Variable(base_name, scalar.type())
+            shaped = Ramp(base, value.stride, value.lanes) if isinstance(value, Ramp) else Broadcast(base, value.lanes)
+            body = map_exprs(s.body, lambda e: substitute(e, {s.name: shaped}))
+            return self.mutate(LetStmt(base_name, scalar, body))
         if isinstance(value, (E.Const, E.Variable)) and not value.type().is_vector():
             body = map_exprs(s.body, lambda e: substitute(e, {s.name: value}))
             return self.mutate(body)
@@ -46,6 +54,12 @@ class _Simplify(StmtMutator):
             chosen = s.then_case if cond.value else s.else_case
             return self.mutate(chosen) if chosen is not None else no_op()
         return IfThenElse(cond, self.mutate(s.then_case), self.mutate(s.else_case))
+
+    def visit_ProducerConsumer(self, s: ProducerConsumer) -> Stmt:  # noqa: N802
+        body = self.mutate(s.body)
+        if _is_no_op(body) and not s.is_producer:
+            return no_op()
+        return ProducerConsumer(s.name, s.is_producer, body)
 
     def visit_Block(self, s) -> Stmt:  # noqa: N802
         kept = [self.mutate(c) for c in s.stmts]

@@ -24,10 +24,12 @@ def _v(name: str) -> E.Variable:
 
 
 def flat_index(name: str, args: tuple[E.Expr, ...]) -> E.Expr:
-    """sum((arg_i - name.min.i) * name.stride.i)."""
+    """sum((arg_i - name.min.i) * name.stride.i); dimension 0 is dense (stride 1) for
+    every buffer, which input checks assert for the pipeline's own arguments."""
     index: E.Expr | None = None
     for i, a in enumerate(args):
-        term = E.Mul(E.Sub(a, _v(f"{name}.min.{i}")), _v(f"{name}.stride.{i}"))
+        stride = E.Const(I32, 1) if i == 0 else _v(f"{name}.stride.{i}")
+        term = E.Mul(E.Sub(a, _v(f"{name}.min.{i}")), stride)
         index = term if index is None else E.Add(index, term)
     return index if index is not None else E.Const(I32, 0)
 

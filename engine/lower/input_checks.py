@@ -8,15 +8,27 @@ of the output size and the parameters, checked once before any work starts.
 from __future__ import annotations
 
 from engine.errors import ScheduleError
+from engine.ir import expr as E
+from engine.ir.types import Int
 from engine.lower.bounds_inference import assert_within, buffer_extent, buffer_min
 from engine.lower.context import LoweringContext
 from engine.lower.region import box_touched
 from engine.reference import dim_label
-from engine.stmt import Stmt, make_block
+from engine.stmt import AssertStmt, Stmt, make_block
+
+
+def _dense(name: str, what: str) -> AssertStmt:
+    stride = E.Variable(f"{name}.stride.0", Int(32), "param")
+    return AssertStmt(
+        E.EQ(stride, E.Const(Int(32), 1)),
+        f"{what} `{name}` must be dense in dimension 0 (stride 1, the last NumPy axis), but its stride is {{}}",
+        (stride,),
+    )
 
 
 def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
-    checks: list[Stmt] = []
+    checks: list[Stmt] = [_dense(im.name(), "input") for im in ctx.images]
+    checks += [_dense(info.name, "output") for info in ctx.funcs if info.is_output]
     for image in ctx.images:
         name = image.name()
         box = box_touched(stmt, name)

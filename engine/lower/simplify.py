@@ -172,6 +172,8 @@ def _is_const(e: E.Expr, v: int | float | None = None) -> bool:
 
 def _simplify_node(e: E.Expr) -> E.Expr:  # noqa: C901 - one rule family per node type
     t = e.type()
+    if t.is_vector():
+        return _simplify_vector(e)
     if isinstance(e, E.Cast):
         v = e.value
         if v.type() == t:
@@ -330,3 +332,58 @@ def is_const_int(e: E.Expr) -> bool:
 def as_const_int(e: E.Expr) -> int | None:
     e = simplify(e)
     return e.value if is_const_int(e) else None
+
+
+# ---------------------------------------------------------------------------- vectors
+
+
+def _simplify_vector(e: E.Expr) -> E.Expr:
+    """Keep ramps and broadcasts outermost, so that the backend sees dense accesses."""
+    from engine.stmt import Broadcast, Ramp
+
+    if isinstance(e, Broadcast):
+        return e
+    if isinstance(e, Ramp):
+        if _is_const(e.stride, 0):
+            return Broadcast(e.base, e.lanes)
+        return e
+    if isinstance(e, E.BinaryOp):
+        a, b = e.a, e.b
+        lanes = e.type().lanes
+        if isinstance(a, Broadcast) and isinstance(b, Broadcast):
+            inner = _simplify_node(type(e)(a.value, b.value))
+            return Broadcast(inner, lanes)
+        if e.a.type() == I32.with_lanes(lanes):
+            if isinstance(e, E.Add):
+                if isinstance(a, Ramp) and isinstance(b, Broadcast):
+                    return Ramp(_simplify_node(E.Add(a.base, b.value)), a.stride, lanes)
+                if isinstance(a, Broadcast) and isinstance(b, Ramp):
+                    return Ramp(_simplify_node(E.Add(a.value, b.base)), b.stride, lanes)
+                if isinstance(a, Ramp) and isinstance(b, Ramp):
+                    return _ramp(E.Add(a.base, b.base), E.Add(a.stride, b.stride), lanes)
+            if isinstance(e, E.Sub):
+                if isinstance(a, Ramp) and isinstance(b, Broadcast):
+                    return Ramp(_simplify_node(E.Sub(a.base, b.value)), a.stride, lanes)
+                if isinstance(a, Broadcast) and isinstance(b, Ramp):
+                    return _ramp(E.Sub(a.value, b.base), E.Sub(E.Const(I32, 0), b.stride), lanes)
+                if isinstance(a, Ramp) and isinstance(b, Ramp):
+                    return _ramp(E.Sub(a.base, b.base), E.Sub(a.stride, b.stride), lanes)
+            if isinstance(e, E.Mul):
+                if isinstance(a, Ramp) and isinstance(b, Broadcast):
+                    return _ramp(E.Mul(a.base, b.value), E.Mul(a.stride, b.value), lanes)
+                if isinstance(a, Broadcast) and isinstance(b, Ramp):
+                    return _ramp(E.Mul(b.base, a.value), E.Mul(b.stride, a.value), lanes)
+    if isinstance(e, E.Cast) and isinstance(e.value, Broadcast):
+        return Broadcast(_simplify_node(E.Cast(e.type().element_of(), e.value.value)), e.type().lanes)
+    if isinstance(e, E.Select) and all(isinstance(c, Broadcast) for c in e.children()):
+        return Broadcast(_simplify_node(E.Select(*(c.value for c in e.children()))), e.type().lanes)
+    return e
+
+
+def _ramp(base: E.Expr, stride: E.Expr, lanes: int) -> E.Expr:
+    from engine.stmt import Broadcast, Ramp
+
+    base, stride = simplify(base), simplify(stride)
+    if _is_const(stride, 0):
+        return Broadcast(base, lanes)
+    return Ramp(base, stride, lanes)
