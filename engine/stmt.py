@@ -195,12 +195,24 @@ class ProducerConsumer(Stmt):
 
 
 class Realize(Stmt):
-    """Multi-dimensional storage for a Func over bounds [(min, extent), ...] within body."""
+    """Multi-dimensional storage for a Func over bounds [(min, extent), ...] within body.
 
-    __slots__ = ("body", "bounds", "name", "type")
+    folds maps a dimension to a circular-buffer size (storage folding): coordinate c of
+    that dimension lives at c mod size.
+    """
 
-    def __init__(self, name: str, t: Type, bounds: tuple[tuple[E.Expr, E.Expr], ...], body: Stmt) -> None:
+    __slots__ = ("body", "bounds", "folds", "name", "type")
+
+    def __init__(
+        self,
+        name: str,
+        t: Type,
+        bounds: tuple[tuple[E.Expr, E.Expr], ...],
+        body: Stmt,
+        folds: dict[int, int] | None = None,
+    ) -> None:
         self.name, self.type, self.bounds, self.body = name, t, tuple(bounds), body
+        self.folds = dict(folds or {})
 
     def children(self):
         return (*[e for b in self.bounds for e in b], self.body)
@@ -208,7 +220,7 @@ class Realize(Stmt):
     def with_children(self, c) -> Realize:
         n = len(self.bounds)
         bounds = tuple((c[2 * i], c[2 * i + 1]) for i in range(n))
-        return Realize(self.name, self.type, bounds, c[2 * n])
+        return Realize(self.name, self.type, bounds, c[2 * n], self.folds)
 
 
 class Provide(Stmt):

@@ -157,7 +157,7 @@ def _shift(name: str, a: Any, b: Any) -> E.Expr:
     for v in (a, b):
         if not v.type().is_integer() or v.type().is_bool():
             raise CompileError(f"{name} needs integer operands, but {v} has type {v.type()}")
-    bits = max(a.type().bits, b.type().bits)
+    bits = max_py(a.type().bits, b.type().bits)
     a = cast(a.type().with_bits(bits), a)
     b = cast(b.type().with_bits(bits), b)
     return intrinsic(name, a.type(), a, b)

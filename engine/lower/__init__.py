@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from engine.errors import ScheduleError
 from engine.ir.types import Int
+from engine.lower.allocation_bounds import allocation_bounds
 from engine.lower.bounds_inference import bounds_inference
 from engine.lower.context import LoweringContext, build_context
 from engine.lower.final_simplify import simplify_stmt
@@ -22,6 +23,8 @@ from engine.lower.flatten import storage_flattening
 from engine.lower.inline import inline_functions
 from engine.lower.input_checks import add_input_checks
 from engine.lower.schedule_functions import schedule_functions
+from engine.lower.sliding_window import sliding_window
+from engine.lower.storage_folding import storage_folding
 from engine.lower.unroll import unroll_loops
 from engine.lower.vectorize import vectorize_loops
 from engine.lowered import Argument, LoweredPipeline
@@ -50,6 +53,9 @@ def lower(pipeline: Pipeline, target: str = "host", name: str = "pipeline") -> L
 
     passes: list[tuple[str, Callable[[Stmt], Stmt]]] = [
         ("bounds inference", lambda s: bounds_inference(ctx, s)),
+        ("sliding window", lambda s: sliding_window(ctx, s)),
+        ("allocation bounds", lambda s: allocation_bounds(ctx, s)),
+        ("storage folding", lambda s: storage_folding(ctx, s)),
         ("input and output checks", lambda s: add_input_checks(ctx, s)),
     ]
     late: list[tuple[str, Callable[[Stmt], Stmt]]] = [

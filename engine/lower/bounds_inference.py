@@ -21,7 +21,7 @@ from engine.lower.loop_synthesis import region_max, region_min, stage_prefix
 from engine.lower.region import Box, box_touched, simplify_box, union_box
 from engine.lower.simplify import simplify
 from engine.reference import dim_label
-from engine.stmt import AssertStmt, Block, LetStmt, ProducerConsumer, Realize, Stmt, make_block
+from engine.stmt import AssertStmt, Block, LetStmt, ProducerConsumer, Stmt, make_block
 from engine.stmt_visit import StmtMutator
 
 I32 = Int(32)
@@ -38,9 +38,6 @@ def buffer_extent(name: str, i: int) -> E.Variable:
 def bounds_inference(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     for info in reversed(ctx.funcs):
         stmt = _define_regions(info, stmt)
-    for info in ctx.funcs:
-        if not info.is_output:
-            stmt = _SizeRealize(info.name).mutate(stmt)
     return stmt
 
 
@@ -177,27 +174,6 @@ class _WrapComputeSite(StmtMutator):
                 rest = make_block(stmts[i:])
                 return make_block([*stmts[:i], self._wrap(rest)])
         return self.default(s)
-
-
-class _SizeRealize(StmtMutator):
-    """Give `realize f` the bounds of everything f's stages write below it."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
-        body = self.mutate(s.body)
-        if s.name != self.name:
-            return s if body is s.body else Realize(s.name, s.type, s.bounds, body)
-        box = box_touched(body, self.name, calls=True, provides=True)
-        if box is None:
-            raise ScheduleError(f"`{self.name}` is stored but never computed")
-        bounds = []
-        for i, iv in enumerate(box):
-            if not iv.is_bounded():
-                raise ScheduleError(f"cannot bound the storage of `{self.name}` in {dim_label(i)}")
-            bounds.append((iv.lo, simplify(iv.hi - iv.lo + 1)))
-        return Realize(s.name, s.type, tuple(bounds), body)
 
 
 def assert_within(

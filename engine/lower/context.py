@@ -55,6 +55,7 @@ class LoweringContext:
     funcs: list[FuncInfo] = field(default_factory=list)  # realization order
     images: list[ImageParam] = field(default_factory=list)
     params: list[Param] = field(default_factory=list)
+    sliding: dict = field(default_factory=dict)  # Func name -> SlidingInfo, from the sliding window pass
 
     def info(self, func: Func) -> FuncInfo:
         for f in self.funcs:

@@ -23,13 +23,18 @@ def _v(name: str) -> E.Variable:
     return E.Variable(name, I32, "param")
 
 
-def flat_index(name: str, args: tuple[E.Expr, ...]) -> E.Expr:
+def flat_index(name: str, args: tuple[E.Expr, ...], folds: dict[int, int] | None = None) -> E.Expr:
     """sum((arg_i - name.min.i) * name.stride.i); dimension 0 is dense (stride 1) for
-    every buffer, which input checks assert for the pipeline's own arguments."""
+    every buffer, which input checks assert for the pipeline's own arguments. A folded
+    dimension addresses arg_i mod its fold size."""
     index: E.Expr | None = None
+    folds = folds or {}
     for i, a in enumerate(args):
         stride = E.Const(I32, 1) if i == 0 else _v(f"{name}.stride.{i}")
-        term = E.Mul(E.Sub(a, _v(f"{name}.min.{i}")), stride)
+        if i in folds:
+            term = E.Mul(E.Mod(a, E.Const(I32, folds[i])), stride)
+        else:
+            term = E.Mul(E.Sub(a, _v(f"{name}.min.{i}")), stride)
         index = term if index is None else E.Add(index, term)
     return index if index is not None else E.Const(I32, 0)
 
@@ -45,12 +50,13 @@ def storage_flattening(ctx: LoweringContext, stmt: Stmt) -> Stmt:
 class _Flatten(StmtMutator):
     def __init__(self, orders: dict[str, list[int]]) -> None:
         self.orders = orders
+        self.folds: dict[str, dict[int, int]] = {}
 
     def mutate_expr(self, e: E.Expr) -> E.Expr:
         def fn(node: E.Expr) -> E.Expr | None:
             if isinstance(node, E.Call) and node.call_kind in ("func", "image"):
                 args = tuple(self.mutate_expr(a) for a in node.args)
-                return Load(node.type(), node.name, flat_index(node.name, args))
+                return Load(node.type(), node.name, flat_index(node.name, args, self.folds.get(node.name)))
             return None
 
         return mutate(e, fn)
@@ -58,12 +64,14 @@ class _Flatten(StmtMutator):
     def visit_Provide(self, s: Provide) -> Stmt:  # noqa: N802
         value = self.mutate_expr(s.value)
         args = tuple(self.mutate_expr(a) for a in s.args)
-        return Store(s.name, value, flat_index(s.name, args))
+        return Store(s.name, value, flat_index(s.name, args, self.folds.get(s.name)))
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
-        body = self.mutate(s.body)
         name = s.name
+        self.folds[name] = s.folds
+        body = self.mutate(s.body)
         order = self.orders.get(name, list(range(len(s.bounds))))
+        bounds = [(E.Const(I32, 0), E.Const(I32, s.folds[i])) if i in s.folds else b for i, b in enumerate(s.bounds)]
         size: E.Expr = E.Const(I32, 1)
         strides: dict[int, E.Expr] = {}
         for i in order:
@@ -71,7 +79,7 @@ class _Flatten(StmtMutator):
             size = simplify(E.Mul(size, _v(f"{name}.extent.{i}")))
         elem_bytes = max(s.type.bits // 8, 1)
         lets: list[tuple[str, E.Expr]] = []
-        for i, (lo, extent) in enumerate(s.bounds):
+        for i, (lo, extent) in enumerate(bounds):
             lets.append((f"{name}.min.{i}", lo))
             lets.append((f"{name}.extent.{i}", extent))
         for i in range(len(s.bounds)):

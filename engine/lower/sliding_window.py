@@ -1,0 +1,122 @@
+"""Pass: sliding window. When a Func is stored outside the serial loop it is computed in,
+and the region each iteration needs marches forward monotonically, later iterations
+compute only the part not already computed by earlier ones.
+
+Example: `blur_x.store_root().compute_at(blur_y, y)` computes three rows of blur_x for the
+first row of blur_y and one new row for each row after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.ir import expr as E
+from engine.ir.types import Int
+from engine.ir.visit import find_variables, substitute
+from engine.lower.context import LoweringContext
+from engine.lower.loop_synthesis import region_max, region_min
+from engine.lower.simplify import constant_difference, simplify
+from engine.stmt import For, ForType, LetStmt, ProducerConsumer, Realize, Stmt
+from engine.stmt_visit import StmtMutator
+
+I32 = Int(32)
+
+
+@dataclass
+class SlidingInfo:
+    """A Func whose dimension `dim` slides along loop `loop` (used by storage folding)."""
+
+    loop: str
+    dim: int
+
+
+def sliding_window(ctx: LoweringContext, stmt: Stmt) -> Stmt:
+    ctx.sliding = {}
+    for info in ctx.funcs:
+        if info.is_output or len(info.stages) > 1:
+            continue
+        mutator = _Slide(info.name, info.pure_vars)
+        stmt = mutator.mutate(stmt)
+        if mutator.result is not None:
+            ctx.sliding[info.name] = mutator.result
+    return stmt
+
+
+def _depends_on(e: E.Expr, name: str) -> bool:
+    return any(v.name == name for v in find_variables(e))
+
+
+class _Slide(StmtMutator):
+    def __init__(self, name: str, pure_vars: list[str]) -> None:
+        self.name = name
+        self.pure_vars = pure_vars
+        self.loops: list[For] = []
+        self.inside_realize = False
+        self.lets: dict[str, E.Expr] = {}
+        self.result: SlidingInfo | None = None
+
+    def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
+        if s.name != self.name:
+            return self.default(s)
+        self.inside_realize = True
+        self.loops = []
+        body = self.mutate(s.body)
+        self.inside_realize = False
+        return s if body is s.body else Realize(s.name, s.type, s.bounds, body, s.folds)
+
+    def visit_For(self, s: For) -> Stmt:  # noqa: N802
+        if not self.inside_realize:
+            return self.default(s)
+        self.loops.append(s)
+        body = self.mutate(s.body)
+        self.loops.pop()
+        return s if body is s.body else For(s.name, s.min, s.extent, s.for_type, body)
+
+    def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
+        first = region_min(self.name, 0, self.pure_vars[0]).name if self.pure_vars else None
+        if not self.inside_realize or s.name != first or not self.loops or self.result is not None:
+            return self.default(s)
+        # The chain of region lets of this Func starts here; read it whole.
+        chain: list[LetStmt] = []
+        node: Stmt = s
+        while isinstance(node, LetStmt) and node.name.startswith(f"{self.name}.s0."):
+            chain.append(node)
+            node = node.body
+        if not (isinstance(node, ProducerConsumer) or hasattr(node, "stmts")):
+            return self.default(s)
+        values = {let.name: let.value for let in chain}
+        loop = self.loops[-1]
+        if loop.for_type != ForType.SERIAL:
+            return self.default(s)
+        slid = self._choose_dim(values, loop)
+        if slid is None:
+            return self.default(s)
+        dim, new_min = slid
+        self.result = SlidingInfo(loop.name, dim)
+        target = region_min(self.name, 0, self.pure_vars[dim]).name
+        rebuilt: Stmt = node
+        for let in reversed(chain):
+            rebuilt = LetStmt(let.name, new_min if let.name == target else let.value, rebuilt)
+        return rebuilt
+
+    def _choose_dim(self, values: dict[str, E.Expr], loop: For) -> tuple[int, E.Expr] | None:
+        var = loop.name
+        moving = []
+        for i, v in enumerate(self.pure_vars):
+            lo = values.get(region_min(self.name, 0, v).name)
+            hi = values.get(region_max(self.name, 0, v).name)
+            if lo is None or hi is None:
+                return None
+            if _depends_on(lo, var) or _depends_on(hi, var):
+                moving.append((i, lo, hi))
+        if len(moving) != 1:
+            return None
+        i, lo, hi = moving[0]
+        prev = E.Sub(E.Variable(var, I32), E.Const(I32, 1))
+        prev_lo, prev_hi = substitute(lo, {var: prev}), substitute(hi, {var: prev})
+        step_lo, step_hi = constant_difference(lo, prev_lo), constant_difference(hi, prev_hi)
+        if step_lo is None or step_hi is None or step_lo < 0 or step_hi < 0:
+            return None
+        first = E.LE(E.Variable(var, I32), loop.min)
+        new_min = simplify(E.Select(first, lo, E.Max(lo, simplify(prev_hi + 1))))
+        return i, new_min
