@@ -143,7 +143,6 @@ def _nest(s: Stmt, depth: int, out: list[str]) -> None:
         if s.else_case is not None:
             _nest(s.else_case, depth, out)
     elif isinstance(s, Provide):
-        args = ", ".join(fmt(a) for a in s.args)
-        out.append(f"{pad}{s.name}({args}) = ...")
+        out.append(f"{pad}{s.name}(...) = ...")
     elif isinstance(s, Store):
         out.append(f"{pad}{s.buffer}[...] = ...")

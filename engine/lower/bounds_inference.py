@@ -19,12 +19,13 @@ from engine.lower.context import FuncInfo, LoweringContext
 from engine.lower.intervals import SymInterval, interval_of
 from engine.lower.loop_synthesis import region_max, region_min, stage_prefix
 from engine.lower.region import Box, box_touched, simplify_box, union_box
-from engine.lower.simplify import simplify
+from engine.lower.simplify import constant_difference, simplify
 from engine.reference import dim_label
 from engine.stmt import AssertStmt, Block, LetStmt, ProducerConsumer, Stmt, make_block
 from engine.stmt_visit import StmtMutator
 
 I32 = Int(32)
+MAX_SPAN = 1 << 30  # a region this wide can only come from an unclamped data-dependent coordinate
 
 
 def buffer_min(name: str, i: int) -> E.Variable:
@@ -69,7 +70,8 @@ def _define_regions(info: FuncInfo, stmt: Stmt) -> Stmt:
     consumer_box = required
     required = _apply_explicit_bounds(info, required)
     for i, iv in enumerate(required):
-        if not iv.is_bounded():
+        span = constant_difference(iv.hi, iv.lo) if iv.is_bounded() else None
+        if not iv.is_bounded() or (span is not None and span >= MAX_SPAN):
             raise ScheduleError(
                 f"cannot bound the region of `{name}` that its consumers read in {dim_label(i)}: a coordinate "
                 "used to call it has no bounds (for example a value read from an image); clamp it, use a "

@@ -1,0 +1,168 @@
+"""One test per impossible schedule: each is rejected before any code is generated, with
+a message that says what is wrong and, where it helps, what is legal."""
+
+from __future__ import annotations
+
+import pytest
+
+import engine as pw
+from engine.errors import ScheduleError
+
+
+def two_stage():
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.UInt(16), 2, "input")
+    f, g = pw.Func("f"), pw.Func("g")
+    f[x, y] = inp[x, y] * 2
+    g[x, y] = f[x, y] + f[x + 1, y]
+    return f, g, x, y
+
+
+def test_compute_at_a_loop_the_consumer_does_not_have():
+    f, g, x, y = two_stage()
+    f.compute_at(g, pw.Var("z"))
+    with pytest.raises(ScheduleError, match=r"`g` has no loop named z.*its loops are g\.x, g\.y"):
+        pw.Pipeline(g).loop_nest()
+
+
+def test_compute_at_a_func_that_does_not_use_it():
+    x = pw.Var("x")
+    inp = pw.ImageParam(pw.UInt(8), 1, "input")
+    f, g, h = pw.Func("f"), pw.Func("g"), pw.Func("h")
+    f[x] = inp[x]
+    g[x] = f[x] + 1
+    h[x] = g[x] + f[x]
+    f.compute_at(g, x)
+    g.compute_root()
+    with pytest.raises(ScheduleError, match=r"legal compute_at levels for f are: root"):
+        pw.Pipeline(h).loop_nest()
+
+
+def test_storage_inside_computation():
+    f, g, x, y = two_stage()
+    f.compute_at(g, y).store_at(g, x)
+    with pytest.raises(
+        ScheduleError, match=r"stored at g\.x, which is not at or outside where it is computed.*root, g\.y"
+    ):
+        pw.Pipeline(g).loop_nest()
+
+
+def test_store_at_with_compute_root():
+    f, g, x, y = two_stage()
+    f.compute_root().store_at(g, y)
+    with pytest.raises(ScheduleError, match=r"not at or outside where it is computed \(at the root\)"):
+        pw.Pipeline(g).loop_nest()
+
+
+def test_vectorize_a_dimension_of_non_constant_extent():
+    f, g, x, y = two_stage()
+    g.vectorize(x)
+    with pytest.raises(ScheduleError, match=r"cannot vectorize loop g\.s0\.x: its extent .* is not a constant"):
+        pw.Pipeline(g).lowered_stmt()
+
+
+def test_unroll_a_dimension_of_non_constant_extent():
+    f, g, x, y = two_stage()
+    g.unroll(y)
+    with pytest.raises(ScheduleError, match=r"cannot unroll loop g\.s0\.y"):
+        pw.Pipeline(g).lowered_stmt()
+
+
+def test_parallel_reduction_variable():
+    x = pw.Var("x")
+    inp = pw.ImageParam(pw.UInt(8), 1, "input")
+    r = pw.RDom([(0, 10)], name="r")
+    total = pw.Func("total")
+    total[x] = 0
+    total[x] += pw.i32(inp[r.x + x])
+    with pytest.raises(ScheduleError, match=r"cannot parallelize reduction variable r\$x of update 0 of Func `total`"):
+        total.update(0).parallel(r.x)
+    with pytest.raises(ScheduleError, match=r"cannot vectorize reduction variable"):
+        total.update(0).vectorize(r.x, 8)
+    total.update(0).parallel(x)  # a pure variable of an update may be parallel
+
+
+def test_schedule_naming_an_unknown_var():
+    f, g, x, y = two_stage()
+    with pytest.raises(
+        ScheduleError, match=r"Func `g` has no dimension named q; its loops are \(outermost first\) y, x"
+    ):
+        g.parallel(pw.Var("q"))
+
+
+def test_split_factor_must_be_a_positive_constant():
+    f, g, x, y = two_stage()
+    with pytest.raises(ScheduleError, match=r"split factor .* must be positive"):
+        g.split(x, pw.Var("xo"), pw.Var("xi"), 0)
+    with pytest.raises(ScheduleError, match=r"must be a positive integer constant"):
+        g.vectorize(x, 2.5)
+
+
+def test_fuse_needs_adjacent_loops():
+    x, y, c = pw.Var("x"), pw.Var("y"), pw.Var("c")
+    f = pw.Func("f")
+    f[x, y, c] = x + y + c
+    with pytest.raises(ScheduleError, match=r"must be the loop directly outside"):
+        f.fuse(x, c, pw.Var("xc"))
+
+
+def test_gpu_schedule_on_the_host():
+    f, g, x, y = two_stage()
+    g.gpu_tile(x, y, pw.Var("xo"), pw.Var("yo"), pw.Var("xi"), pw.Var("yi"), 16, 16)
+    with pytest.raises(ScheduleError, match=r"maps loop .* to the GPU .* needs target='opencl'"):
+        pw.Pipeline(g).loop_nest()
+
+
+def test_output_cannot_be_computed_at():
+    f, g, x, y = two_stage()
+    h = pw.Func("h")
+    h[x, y] = g[x, y]
+    g.compute_at(h, x)
+    with pytest.raises(ScheduleError, match=r"`g` is an output of the pipeline, so it is always computed at the root"):
+        pw.Pipeline([g, h]).loop_nest()
+
+
+def test_inline_func_with_loop_schedule():
+    f, g, x, y = two_stage()
+    f.vectorize(x, 8)
+    with pytest.raises(ScheduleError, match=r"`f` is computed inline, so its loops cannot be scheduled"):
+        pw.Pipeline(g).loop_nest()
+
+
+def test_compute_inline_of_a_reduction():
+    x = pw.Var("x")
+    r = pw.RDom([(0, 4)])
+    f = pw.Func("f")
+    f[x] = 0
+    f[x] += r.x
+    with pytest.raises(ScheduleError, match=r"cannot be computed inline because it has update definitions"):
+        f.compute_inline()
+
+
+def test_update_index_out_of_range():
+    f, g, x, y = two_stage()
+    with pytest.raises(ScheduleError, match=r"Func `g` has 0 update definitions, not an update 0"):
+        g.update(0)
+
+
+def test_reorder_storage_must_list_every_dimension():
+    f, g, x, y = two_stage()
+    with pytest.raises(ScheduleError, match=r"reorder_storage of `f` must list each of its dimensions \(x, y\) once"):
+        f.reorder_storage(y)
+
+
+def test_bound_of_an_unknown_dimension():
+    f, g, x, y = two_stage()
+    with pytest.raises(ScheduleError, match=r"no pure dimension c to bound"):
+        g.bound(pw.Var("c"), 0, 3)
+
+
+def test_unbounded_producer_region():
+    x = pw.Var("x")
+    inp = pw.ImageParam(pw.Int(32), 1, "input")
+    lut, out = pw.Func("lut"), pw.Func("out")
+    lut[x] = x * 2
+    out[x] = lut[inp[x]]
+    lut.compute_root()
+    with pytest.raises(ScheduleError, match=r"cannot bound the region of `lut`"):
+        pw.Pipeline(out).loop_nest()
