@@ -16,15 +16,19 @@ def lower_lerp(zero: E.Expr, one: E.Expr, weight: E.Expr) -> E.Expr:
     """
     t = zero.type()
     if t.is_float():
-        w = cast(t, weight)
+        wt = weight.type()
+        if wt.is_float():
+            w = cast(t, weight)
+        else:
+            # An unsigned weight spans its type's range, as in Halide: w / (2^bits - 1).
+            scale = Float(64) if wt.bits == 32 else Float(32)
+            w = cast(t, E.Div(cast(scale, weight), E.Const(scale, float((1 << wt.bits) - 1))))
         return E.Add(E.Mul(zero, E.Sub(E.Const(t, 1.0), w)), E.Mul(one, w))
     if t.is_bool():
         w = (
             weight
             if weight.type().is_bool()
-            else E.GE(
-                weight, E.Const(weight.type(), 0.5 if weight.type().is_float() else (1 << (weight.type().bits - 1)))
-            )
+            else E.GT(weight, E.Const(weight.type(), 0.5 if weight.type().is_float() else weight.type().max() // 2))
         )
         return E.Select(w, one, zero)
     bits = t.bits
@@ -47,7 +51,7 @@ def lower_lerp(zero: E.Expr, one: E.Expr, weight: E.Expr) -> E.Expr:
         # Replicate the weight's bits so that its max maps to comp's max (0xff -> 0xffff).
         typed_w = E.Mul(cast(comp, weight), E.Const(comp, top // wt.max()))
     else:
-        typed_w = cast(comp, E.Div(weight, E.Const(wt, (wt.max() + 1) // (top + 1))))
+        typed_w = cast(comp, E.Div(weight, E.Const(wt, wt.max() // top)))
     inverse = E.Sub(E.Const(comp, top), typed_w)
     total = E.Add(E.Mul(cast(wide, zero_u), cast(wide, inverse)), E.Mul(cast(wide, one_u), cast(wide, typed_w)))
     rounded = E.Div(E.Add(total, E.Const(wide, top // 2)), E.Const(wide, top))

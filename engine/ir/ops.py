@@ -313,35 +313,36 @@ def select(cond: Any, true_value: Any, false_value: Any, *more: Any) -> E.Expr:
     cond = to_expr(cond)
     if not cond.type().is_bool():
         raise CompileError(f"the condition of select must be a bool, but {cond} has type {cond.type()}")
-    a_num, b_num = is_python_number(true_value), is_python_number(false_value)
-    if a_num and b_num:
-        a, b = match_types(to_expr(true_value), to_expr(false_value))
-    elif a_num or b_num:
-        a, b = operands(true_value, false_value, " in select")
-    else:
-        a, b = to_expr(true_value), to_expr(false_value)
-        if a.type() != b.type():
-            raise CompileError(
-                "the second and third arguments to select do not have a matching type: "
-                f"{a} has type {a.type()}, {b} has type {b.type()}"
-            )
+    a, b = _coerce_int_consts(to_expr(true_value), to_expr(false_value))
+    if a.type() != b.type():
+        raise CompileError(
+            "the second and third arguments to select do not have a matching type: "
+            f"{a} has type {a.type()}, {b} has type {b.type()}"
+        )
     return E.Select(cond, a, b)
+
+
+def _coerce_int_consts(a: E.Expr, b: E.Expr) -> tuple[E.Expr, E.Expr]:
+    """Halide's rule for select and lerp: a signed integer constant (a Python int included)
+    takes the other argument's type, by a plain cast that wraps if it does not fit."""
+    if isinstance(a, E.Const) and a.type().is_int():
+        a = cast(b.type(), a)
+    if isinstance(b, E.Const) and b.type().is_int():
+        b = cast(a.type(), b)
+    return a, b
 
 
 def lerp(zero_value: Any, one_value: Any, weight: Any) -> E.Expr:
     """Linear interpolation zero + (one - zero) * weight. Integer values take an unsigned or
     float weight; an unsigned weight spans its type's range (255 means 1.0 for uint8)."""
-    if is_python_number(zero_value) or is_python_number(one_value):
-        zero, one = operands(zero_value, one_value, " in lerp")
-    else:
-        zero, one = to_expr(zero_value), to_expr(one_value)
+    zero, one = _coerce_int_consts(to_expr(zero_value), to_expr(one_value))
     if zero.type() != one.type():
         raise CompileError(f"lerp needs values of one type: {zero} has type {zero.type()}, {one} has type {one.type()}")
     w = to_expr(weight)
-    if zero.type().is_float():
-        w = cast(zero.type(), w)
-    elif not (w.type().is_float() or (w.type().is_uint() and not w.type().is_bool())):
+    if not (w.type().is_float() or w.type().is_uint()):
         raise CompileError(f"the weight of lerp must be unsigned or float, but {w} has type {w.type()}")
+    if not zero.type().is_float() and isinstance(w, E.Const) and w.type().is_float() and not 0.0 <= w.value <= 1.0:
+        raise CompileError(f"the float weight of lerp with integer values is {w.value}, which is not in [0.0, 1.0]")
     return intrinsic("lerp", zero.type(), zero, one, w)
 
 

@@ -76,6 +76,10 @@ class RDom:
     def __init__(self, *ranges: Any, name: str | None = None) -> None:
         from engine.ir.param import ImageParam
 
+        if ranges and isinstance(ranges[-1], str) and name is None:
+            # Halide's bindings take the name as the last positional argument.
+            *rest, name = ranges
+            ranges = tuple(rest)
         if len(ranges) == 1 and isinstance(ranges[0], ImageParam):
             image = ranges[0]
             pairs = [(image.dim(i).min(), image.dim(i).extent()) for i in range(image.dimensions())]
