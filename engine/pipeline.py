@@ -44,6 +44,7 @@ class Pipeline:
         self.funcs: list[Func] = []  # producers before consumers
         self.images: list[ImageParam] = []
         self.params: list[Param] = []
+        self._compiled: dict[tuple, Any] = {}
         self._collect()
 
     def _collect(self) -> None:
@@ -98,6 +99,51 @@ class Pipeline:
         from engine.stmt_printer import stmt_to_string
 
         return stmt_to_string(lower(self, target).lowered.body)
+
+    def compile(self, target: str = "host", level: str = "full", profile: bool = False):
+        """Compile to native code: `level="fast"` for quick previews, "full" for speed;
+        `profile=True` times each Func. Returns a callable `fn(sizes, inputs, out=None)`."""
+        import time
+
+        from engine.compiled import Compiled
+        from engine.lower import lower
+        from engine.runtime.jit import compile_pipeline
+
+        key = (target, level, profile, self._schedule_signature())
+        cached = self._compiled.get(key)
+        if cached is not None:
+            return cached
+        start = time.perf_counter()
+        lowering = lower(self, target, name=self._symbol_name())
+        lower_seconds = time.perf_counter() - start
+        native = compile_pipeline(lowering.lowered, level=level, profile=profile, target=target)
+        compiled = Compiled(self, lowering, native, lower_seconds)
+        self._compiled[key] = compiled
+        return compiled
+
+    def realize(
+        self,
+        sizes: list[int] | tuple[int, ...],
+        inputs: dict[str, Any] | None = None,
+        target: str = "host",
+        out: np.ndarray | list[np.ndarray] | None = None,
+    ) -> np.ndarray | list[np.ndarray]:
+        """Compile once (cached by schedule and target) and run; like realize_reference."""
+        return self.compile(target)(sizes, inputs, out)
+
+    def _symbol_name(self) -> str:
+        import re
+
+        name = re.sub(r"[^0-9A-Za-z_]", "_", self.outputs[0].name())
+        return f"pw_{name}"
+
+    def _schedule_signature(self) -> tuple:
+        """Everything about the Funcs that changes the generated code, cheaply."""
+        parts = []
+        for f in self.funcs:
+            stages = [repr(d.schedule) for d in func_definitions(f)]
+            parts.append((id(f), f.num_update_definitions(), repr(f.schedule_of()), tuple(stages)))
+        return tuple(parts)
 
     def realize_reference(
         self, sizes: list[int] | tuple[int, ...], inputs: dict[str, Any] | None = None
