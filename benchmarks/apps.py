@@ -16,12 +16,13 @@ VECTOR_U16 = 32
 
 
 def build_blur(m: Any, vec: int = VECTOR_U16) -> tuple[Any, dict]:
-    """apps/blur: 3x3 box blur of a u16 image, sliding window within strips of 8 rows."""
+    """apps/blur: 3x3 box blur of a u16 image (the input is 2 pixels larger in x and y),
+    sliding window within strips of 8 rows."""
     x, y, yi = m.Var("x"), m.Var("y"), m.Var("yi")
     inp = m.ImageParam(m.UInt(16), 2, "input")
     blur_x, blur_y = m.Func("blur_x"), m.Func("blur_y")
-    blur_x[x, y] = (inp[x - 1, y] + inp[x, y] + inp[x + 1, y]) / 3
-    blur_y[x, y] = (blur_x[x, y - 1] + blur_x[x, y] + blur_x[x, y + 1]) / 3
+    blur_x[x, y] = (inp[x, y] + inp[x + 1, y] + inp[x + 2, y]) / 3
+    blur_y[x, y] = (blur_x[x, y] + blur_x[x, y + 1] + blur_x[x, y + 2]) / 3
     blur_y.split(y, y, yi, 8).parallel(y).vectorize(x, vec)
     blur_x.store_at(blur_y, y).compute_at(blur_y, yi).vectorize(x, vec)
     return blur_y, {"input": inp}

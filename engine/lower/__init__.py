@@ -22,7 +22,9 @@ from engine.lower.final_simplify import simplify_stmt
 from engine.lower.flatten import storage_flattening
 from engine.lower.inline import inline_functions
 from engine.lower.input_checks import add_input_checks
+from engine.lower.region import clear_cache as clear_region_cache
 from engine.lower.schedule_functions import schedule_functions
+from engine.lower.simplify import clear_simplify_cache
 from engine.lower.sliding_window import sliding_window
 from engine.lower.storage_folding import storage_folding
 from engine.lower.unroll import unroll_loops
@@ -47,6 +49,8 @@ def _debug() -> bool:
 def lower(pipeline: Pipeline, target: str = "host", name: str = "pipeline") -> LoweringResult:
     """Run every lowering pass in order."""
     timings: dict[str, float] = {}
+    clear_region_cache()
+    clear_simplify_cache()
     ctx = build_context(pipeline, target)
     _check_target(ctx)
     inline_functions(ctx)
@@ -60,6 +64,7 @@ def lower(pipeline: Pipeline, target: str = "host", name: str = "pipeline") -> L
     ]
     late: list[tuple[str, Callable[[Stmt], Stmt]]] = [
         ("storage flattening", lambda s: storage_flattening(ctx, s)),
+        ("simplification before unrolling", simplify_stmt),
         ("unrolling", unroll_loops),
         ("vectorization", vectorize_loops),
         ("simplification", simplify_stmt),
@@ -78,6 +83,8 @@ def lower(pipeline: Pipeline, target: str = "host", name: str = "pipeline") -> L
         _log(pass_name, stmt, start, timings)
     arguments = _arguments(ctx)
     profile_names = [info.name for info in ctx.funcs]
+    clear_region_cache()
+    clear_simplify_cache()
     return LoweringResult(LoweredPipeline(name, arguments, stmt, profile_names), loop_nest, timings)
 
 

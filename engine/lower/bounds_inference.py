@@ -16,6 +16,7 @@ from engine.ir import expr as E
 from engine.ir.coerce import cast, to_expr
 from engine.ir.types import Int
 from engine.lower.context import FuncInfo, LoweringContext
+from engine.lower.inline import plain
 from engine.lower.intervals import SymInterval, interval_of
 from engine.lower.loop_synthesis import region_max, region_min, stage_prefix
 from engine.lower.region import Box, box_touched, simplify_box, union_box
@@ -86,7 +87,7 @@ def _apply_explicit_bounds(info: FuncInfo, required: Box) -> Box:
     out = list(required)
     for i, v in enumerate(info.pure_vars):
         if v in info.schedule.bounds:
-            lo, extent = (cast(I32, to_expr(x)) for x in info.schedule.bounds[v])
+            lo, extent = (plain(cast(I32, to_expr(x))) for x in info.schedule.bounds[v])
             out[i] = SymInterval(simplify(lo), simplify(lo + extent - 1))
     return out
 
@@ -129,6 +130,7 @@ def _stage_lets(info: FuncInfo, required: Box) -> list[tuple[str, E.Expr]]:
                 scope[a.name] = required[i]
         if d.rdom is not None:
             for v, (lo, extent) in zip(d.rdom.vars, d.rdom.bounds, strict=True):
+                lo, extent = plain(lo), plain(extent)
                 update_lets.append((f"{prefix}{v.name}.min", lo))
                 update_lets.append((f"{prefix}{v.name}.max", simplify(lo + extent - 1)))
                 scope[v.name] = SymInterval(lo, simplify(lo + extent - 1))

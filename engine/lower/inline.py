@@ -14,12 +14,16 @@ from engine.lower.context import LoweringContext
 
 
 def inline_functions(ctx: LoweringContext) -> None:
-    """Rewrite each stage's expressions in place (in realization order, so callees first)."""
+    """Rewrite each stage's expressions in place (in realization order, so callees first),
+    with user objects (Param, Var, RVar) replaced by plain variables."""
     inlined_bodies: dict[int, tuple[list[str], E.Expr]] = {}
     names = {id(info.func): info.name for info in ctx.funcs}
 
     def rewrite(e: E.Expr) -> E.Expr:
         def fn(node: E.Expr) -> E.Expr | None:
+            if isinstance(node, E.Variable) and type(node) is not E.Variable:
+                # Param, Var and RVar objects become plain variables of lowered code.
+                return E.Variable(node.name, node.type(), node.kind)
             if isinstance(node, E.Call) and node.call_kind == "func":
                 args = tuple(rewrite(a) for a in node.args)
                 body = inlined_bodies.get(id(node.target))
@@ -43,3 +47,14 @@ def inline_functions(ctx: LoweringContext) -> None:
         if info.is_inlined():
             inlined_bodies[id(info.func)] = (info.pure_vars, info.stages[0].definition.value)
     ctx.funcs = [info for info in ctx.funcs if not info.is_inlined()]
+
+
+def plain(e: E.Expr) -> E.Expr:
+    """e with Param, Var and RVar objects replaced by plain variables of lowered code."""
+
+    def fn(node: E.Expr) -> E.Expr | None:
+        if isinstance(node, E.Variable) and type(node) is not E.Variable:
+            return E.Variable(node.name, node.type(), node.kind)
+        return None
+
+    return mutate(e, fn)

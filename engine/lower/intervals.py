@@ -67,8 +67,10 @@ def _bin(cls, a: E.Expr | None, b: E.Expr | None) -> E.Expr | None:
     return simplify(cls(a, b))
 
 
-def interval_of(e: E.Expr, scope: dict[str, SymInterval]) -> SymInterval:
-    """The symbolic interval of e; variables absent from scope are fixed symbols."""
+def interval_of(e: E.Expr, scope) -> SymInterval:
+    """The symbolic interval of e; variables absent from scope are fixed symbols.
+
+    scope is a dict or any mapping-like object with get(name, default) (region.Scope)."""
     memo: dict[int, SymInterval] = {}
 
     def go(node: E.Expr) -> SymInterval:
@@ -87,7 +89,7 @@ def _const_sign(e: E.Expr | None) -> int | None:
     return None
 
 
-def _interval(e: E.Expr, go, scope: dict[str, SymInterval]) -> SymInterval:  # noqa: C901 - one case per node
+def _interval(e: E.Expr, go, scope) -> SymInterval:  # noqa: C901 - one case per node
     t = e.type()
     if isinstance(e, E.Const):
         return SymInterval.point(e)
@@ -106,6 +108,9 @@ def _interval(e: E.Expr, go, scope: dict[str, SymInterval]) -> SymInterval:  # n
             and (t.bits > src.bits or (t.bits == src.bits and t.code == src.code))
             and not (src.is_int() and t.is_uint())
         )
+        if src.is_float() and not t.is_float() and inner.is_bounded():
+            # Truncation toward zero is monotonic (and saturating in generated code).
+            return SymInterval(simplify(E.Cast(t, inner.lo)), simplify(E.Cast(t, inner.hi)))
         if widening or (src.is_uint() and t.is_int() and t.bits > src.bits) or t.is_float():
             lo = simplify(E.Cast(t, inner.lo)) if inner.lo is not None else None
             hi = simplify(E.Cast(t, inner.hi)) if inner.hi is not None else None
@@ -145,6 +150,9 @@ def _interval(e: E.Expr, go, scope: dict[str, SymInterval]) -> SymInterval:  # n
                     return SymInterval(_bin(E.Mul, x.lo, y.lo), _bin(E.Mul, x.hi, y.lo))
                 if s is not None and s < 0:
                     return SymInterval(_bin(E.Mul, x.hi, y.lo), _bin(E.Mul, x.lo, y.lo))
+                if x.is_bounded():
+                    # Sign known only at run time: both products, ordered then.
+                    return _either_order(_bin(E.Mul, x.lo, y.lo), _bin(E.Mul, x.hi, y.lo))
         return type_interval(t)
     if isinstance(e, E.Div):
         a, b = go(e.a), go(e.b)
@@ -157,6 +165,8 @@ def _interval(e: E.Expr, go, scope: dict[str, SymInterval]) -> SymInterval:  # n
             if s is not None and s < 0:
                 return SymInterval(_bin(E.Div, a.hi, b.lo), _bin(E.Div, a.lo, b.lo))
         if t.is_float():
+            if b.is_point() and a.is_bounded():
+                return _either_order(_bin(E.Div, a.lo, b.lo), _bin(E.Div, a.hi, b.lo))
             return SymInterval(None, None)
         if t.is_uint() and a.is_bounded():
             return SymInterval(E.Const(t, 0), a.hi)
@@ -188,6 +198,8 @@ def _interval(e: E.Expr, go, scope: dict[str, SymInterval]) -> SymInterval:  # n
             return go(e.true_value) if c.lo.value else go(e.false_value)
         return go(e.true_value).union(go(e.false_value))
     if isinstance(e, E.Let):
+        if hasattr(scope, "bind"):
+            return interval_of(e.body, scope.bind(e.name, go(e.value)))
         inner = dict(scope)
         inner[e.name] = go(e.value)
         return interval_of(e.body, inner)
@@ -196,6 +208,10 @@ def _interval(e: E.Expr, go, scope: dict[str, SymInterval]) -> SymInterval:  # n
             return _intrinsic_interval(e, go)
         return type_interval(t)
     return type_interval(t)
+
+
+def _either_order(p: E.Expr, q: E.Expr) -> SymInterval:
+    return SymInterval(_min(p, q), _max(p, q))
 
 
 def _narrow_or_full(t: Type, a: SymInterval, b: SymInterval, cls) -> SymInterval:

@@ -158,12 +158,92 @@ def simplify(e: E.Expr) -> E.Expr:
     def go(node: E.Expr) -> E.Expr:
         hit = memo.get(id(node))
         if hit is None:
-            kids = tuple(go(c) for c in node.children())
-            hit = _simplify_node(rebuild(node, kids) if kids else node)
+            if not node.children():
+                return node
+            key = node.key()
+            hit = _cache.get(key)
+            if hit is None:
+                if _is_linear_node(node):
+                    hit = _simplify_linear_chain(node, go)
+                else:
+                    kids = tuple(go(c) for c in node.children())
+                    hit = _simplify_node(rebuild(node, kids))
+                if len(_cache) > CACHE_LIMIT:
+                    _cache.clear()
+                _cache[key] = hit
             memo[id(node)] = hit
         return hit
 
     return go(e)
+
+
+# Lowering simplifies the same subexpressions many times (every interval built from a
+# let's value repeats it); results are remembered by structure.
+_cache: dict[tuple, E.Expr] = {}
+CACHE_LIMIT = 200_000
+
+
+def clear_simplify_cache() -> None:
+    _cache.clear()
+
+
+def _is_linear_node(node: E.Expr) -> bool:
+    if node.type() != I32:
+        return False
+    if isinstance(node, (E.Add, E.Sub)):
+        return True
+    return isinstance(node, E.Mul) and (isinstance(node.a, E.Const) or isinstance(node.b, E.Const))
+
+
+def _simplify_linear_chain(node: E.Expr, go) -> E.Expr:
+    """A whole int32 sum of scaled terms at once: each non-linear leaf is simplified once
+    and the sum rebuilt canonically (so chains cost linear time, not quadratic)."""
+    terms: dict[tuple, list] = {}
+    total = 0
+
+    def add_term(leaf: E.Expr, scale: int) -> None:
+        nonlocal total
+        if isinstance(leaf, E.Const):
+            total += scale * leaf.value
+            return
+        k = leaf.key()
+        slot = terms.get(k)
+        if slot is None:
+            terms[k] = [leaf, scale]
+        else:
+            slot[1] += scale
+
+    def visit(n: E.Expr, scale: int) -> None:
+        if _is_linear_node(n):
+            if isinstance(n, E.Add):
+                visit(n.a, scale)
+                visit(n.b, scale)
+            elif isinstance(n, E.Sub):
+                visit(n.a, scale)
+                visit(n.b, -scale)
+            elif isinstance(n.b, E.Const):
+                visit(n.a, scale * n.b.value)
+            else:
+                visit(n.b, scale * n.a.value)
+            return
+        leaf = go(n)
+        lin = _linear(leaf) if _is_linear_node(leaf) else None
+        if lin is None:
+            add_term(leaf, scale)
+            return
+        sub_terms, sub_total = lin
+        total_add = sub_total * scale
+        for t_node, coeff in sub_terms.values():
+            add_term(t_node, coeff * scale)
+        nonlocal_total_add(total_add)
+
+    def nonlocal_total_add(v: int) -> None:
+        nonlocal total
+        total += v
+
+    visit(node, 1)
+    total = ((total + (1 << 31)) % (1 << 32)) - (1 << 31)
+    return _from_linear(terms, total)
 
 
 def _is_const(e: E.Expr, v: int | float | None = None) -> bool:
