@@ -106,7 +106,7 @@ class Pipeline:
         import time
 
         from engine.compiled import Compiled
-        from engine.lower import lower
+        from engine.lower import deep_recursion, lower
         from engine.runtime.jit import compile_pipeline
 
         key = (target, level, profile, self._schedule_signature())
@@ -116,7 +116,8 @@ class Pipeline:
         start = time.perf_counter()
         lowering = lower(self, target, name=self._symbol_name())
         lower_seconds = time.perf_counter() - start
-        native = compile_pipeline(lowering.lowered, level=level, profile=profile, target=target)
+        with deep_recursion():
+            native = compile_pipeline(lowering.lowered, level=level, profile=profile, target=target)
         compiled = Compiled(self, lowering, native, lower_seconds)
         self._compiled[key] = compiled
         return compiled

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from engine.errors import ScheduleError
@@ -48,6 +49,26 @@ def _debug() -> bool:
 
 def lower(pipeline: Pipeline, target: str = "host", name: str = "pipeline") -> LoweringResult:
     """Run every lowering pass in order."""
+    with deep_recursion():
+        return _lower(pipeline, target, name)
+
+
+RECURSION_LIMIT = 20_000
+
+
+@contextmanager
+def deep_recursion():
+    """Inlining builds deep expression trees (a blur of a blur of ...), and the passes and
+    the backend recurse over them."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _lower(pipeline: Pipeline, target: str, name: str) -> LoweringResult:
     timings: dict[str, float] = {}
     clear_region_cache()
     clear_simplify_cache()

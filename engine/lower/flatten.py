@@ -23,14 +23,16 @@ def _v(name: str) -> E.Variable:
     return E.Variable(name, I32, "param")
 
 
-def flat_index(name: str, args: tuple[E.Expr, ...], folds: dict[int, int] | None = None) -> E.Expr:
-    """sum((arg_i - name.min.i) * name.stride.i); dimension 0 is dense (stride 1) for
-    every buffer, which input checks assert for the pipeline's own arguments. A folded
-    dimension addresses arg_i mod its fold size."""
+def flat_index(
+    name: str, args: tuple[E.Expr, ...], folds: dict[int, int] | None = None, dense_first: bool = True
+) -> E.Expr:
+    """sum((arg_i - name.min.i) * name.stride.i). The pipeline's own buffers are dense in
+    dimension 0 (input checks assert it); scratch buffers have the strides of their
+    storage order. A folded dimension addresses arg_i mod its fold size."""
     index: E.Expr | None = None
     folds = folds or {}
     for i, a in enumerate(args):
-        stride = E.Const(I32, 1) if i == 0 else _v(f"{name}.stride.{i}")
+        stride = E.Const(I32, 1) if (i == 0 and dense_first) else _v(f"{name}.stride.{i}")
         if i in folds:
             term = E.Mul(E.Mod(a, E.Const(I32, folds[i])), stride)
         else:
@@ -56,7 +58,7 @@ class _Flatten(StmtMutator):
         def fn(node: E.Expr) -> E.Expr | None:
             if isinstance(node, E.Call) and node.call_kind in ("func", "image"):
                 args = tuple(self.mutate_expr(a) for a in node.args)
-                return Load(node.type(), node.name, flat_index(node.name, args, self.folds.get(node.name)))
+                return Load(node.type(), node.name, self._index(node.name, args))
             return None
 
         return mutate(e, fn)
@@ -64,7 +66,11 @@ class _Flatten(StmtMutator):
     def visit_Provide(self, s: Provide) -> Stmt:  # noqa: N802
         value = self.mutate_expr(s.value)
         args = tuple(self.mutate_expr(a) for a in s.args)
-        return Store(s.name, value, flat_index(s.name, args, self.folds.get(s.name)))
+        return Store(s.name, value, self._index(s.name, args))
+
+    def _index(self, name: str, args: tuple[E.Expr, ...]) -> E.Expr:
+        internal = name in self.folds
+        return flat_index(name, args, self.folds.get(name), dense_first=not internal)
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
         name = s.name

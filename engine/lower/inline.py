@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from engine.ir import expr as E
+from engine.ir.lerp import lower_lerp
 from engine.ir.visit import mutate, substitute
 from engine.lower.context import LoweringContext
 
 
 def inline_functions(ctx: LoweringContext) -> None:
     """Rewrite each stage's expressions in place (in realization order, so callees first),
-    with user objects (Param, Var, RVar) replaced by plain variables."""
+    with user objects (Param, Var, RVar) replaced by plain variables and lerp expanded."""
     inlined_bodies: dict[int, tuple[list[str], E.Expr]] = {}
     names = {id(info.func): info.name for info in ctx.funcs}
 
@@ -24,6 +25,9 @@ def inline_functions(ctx: LoweringContext) -> None:
             if isinstance(node, E.Variable) and type(node) is not E.Variable:
                 # Param, Var and RVar objects become plain variables of lowered code.
                 return E.Variable(node.name, node.type(), node.kind)
+            if isinstance(node, E.Call) and node.call_kind == "intrinsic" and node.name == "lerp":
+                # Backends see lerp as the basic operations of Halide's rounding rules.
+                return rewrite(lower_lerp(*node.args))
             if isinstance(node, E.Call) and node.call_kind == "func":
                 args = tuple(rewrite(a) for a in node.args)
                 body = inlined_bodies.get(id(node.target))

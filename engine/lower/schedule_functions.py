@@ -26,7 +26,13 @@ def schedule_functions(ctx: LoweringContext) -> Stmt:
 
 def _loop_names(ctx: LoweringContext, level: LoopLevel, user: str) -> list[str]:
     """The loops a compute_at/store_at level may mean, e.g. (g, x) -> ['g.s0.x', 'g.s1.x']."""
-    g = ctx.info(level.func)
+    try:
+        g = ctx.info(level.func)
+    except KeyError:
+        raise ScheduleError(
+            f"Func `{user}` is scheduled at a loop of `{level.func.name()}`, but `{level.func.name()}` is "
+            "computed inline and has no loops; give it compute_root() or compute_at() first"
+        ) from None
     candidates = []
     for k, stage in enumerate(g.stages):
         for d in stage.schedule.dims:
