@@ -49,6 +49,7 @@ from engine.ir.param import ImageParam, Param
 from engine.ir.types import Bool, Float, Int, Type, UInt
 from engine.ir.var import RDom, RVar, Var
 from engine.pipeline import Pipeline
+from engine.schedule import LoopLevel, TailStrategy
 
 __all__ = [
     "Bool",
@@ -62,6 +63,7 @@ __all__ = [
     "ImageParam",
     "InputError",
     "Int",
+    "LoopLevel",
     "Param",
     "Pipeline",
     "PixelweaveError",
@@ -69,6 +71,7 @@ __all__ = [
     "RVar",
     "RuntimeFailure",
     "ScheduleError",
+    "TailStrategy",
     "Type",
     "UInt",
     "Var",

@@ -36,6 +36,11 @@ class TailStrategy(Enum):
     ROUND_UP = "round_up"
     GUARD_WITH_IF = "guard_with_if"
     SHIFT_INWARDS = "shift_inwards"
+    # Halide's spellings, as aliases.
+    Auto = "auto"
+    RoundUp = "round_up"
+    GuardWithIf = "guard_with_if"
+    ShiftInwards = "shift_inwards"
 
 
 @dataclass(frozen=True)

@@ -169,7 +169,7 @@ class Compare(BinaryOp):
 
     @staticmethod
     def result_type(t: Type) -> Type:
-        return Bool()
+        return Bool().with_lanes(t.lanes)
 
 
 class EQ(Compare):
@@ -216,7 +216,7 @@ class Not(Expr):
     __slots__ = ("a",)
 
     def __init__(self, a: Expr) -> None:
-        self._init(_type=Bool(), a=a)
+        self._init(_type=Bool().with_lanes(a.type().lanes), a=a)
 
     def children(self) -> tuple[Expr, ...]:
         return (self.a,)

@@ -164,9 +164,10 @@ def _interval(e: E.Expr, go, scope) -> SymInterval:  # noqa: C901 - one case per
                 return SymInterval(_bin(E.Div, a.lo, b.lo), _bin(E.Div, a.hi, b.lo))
             if s is not None and s < 0:
                 return SymInterval(_bin(E.Div, a.hi, b.lo), _bin(E.Div, a.lo, b.lo))
+        if b.is_point() and a.is_bounded():
+            # Monotonic in a for a divisor of either sign (and x / 0 == 0 at both ends).
+            return _either_order(_bin(E.Div, a.lo, b.lo), _bin(E.Div, a.hi, b.lo))
         if t.is_float():
-            if b.is_point() and a.is_bounded():
-                return _either_order(_bin(E.Div, a.lo, b.lo), _bin(E.Div, a.hi, b.lo))
             return SymInterval(None, None)
         if t.is_uint() and a.is_bounded():
             return SymInterval(E.Const(t, 0), a.hi)
@@ -181,6 +182,12 @@ def _interval(e: E.Expr, go, scope) -> SymInterval:  # noqa: C901 - one case per
             return SymInterval(E.Const(t, 0), E.Const(t, abs(b.lo.value) - 1))
         if b.is_bounded() and _const_sign(b.lo) is not None and _const_sign(b.lo) > 0:
             return SymInterval(E.Const(t, 0), simplify(E.Sub(b.hi, E.Const(t, 1))))
+        if b.is_point() and t == I32:
+            # Euclidean: 0 <= a % p < |p| (and a % 0 == 0).
+            p = b.lo
+            one, zero = E.Const(t, 1), E.Const(t, 0)
+            top = E.Max(E.Max(E.Sub(p, one), E.Sub(E.Sub(zero, p), one)), zero)
+            return SymInterval(zero, simplify(top))
         return type_interval(t) if t != I32 else SymInterval(E.Const(t, 0), None)
     if isinstance(e, E.Min):
         a, b = go(e.a), go(e.b)

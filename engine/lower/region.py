@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine.ir import expr as E
+from engine.ir.types import Int
 from engine.ir.visit import walk
 from engine.lower.intervals import SymInterval, interval_of
 from engine.lower.simplify import simplify
-from engine.stmt import For, LetStmt, Provide, Stmt
+from engine.stmt import For, IfThenElse, LetStmt, Provide, Stmt
 
 Box = list[SymInterval]
 
@@ -85,6 +86,34 @@ def names_used(s: Stmt) -> frozenset[str]:
     return result
 
 
+def _narrow(cond: E.Expr, sc: Scope) -> Scope:
+    """The scope inside `if (cond)`: a bound like `v < e` narrows v's interval (guards of
+    GuardWithIf splits keep the region a stage writes exact)."""
+    if isinstance(cond, E.And):
+        return _narrow(cond.b, _narrow(cond.a, sc))
+    if not isinstance(cond, (E.LT, E.LE, E.GT, E.GE)):
+        return sc
+    a, b = cond.a, cond.b
+    for var, other, op in ((a, b, type(cond)), (b, a, _FLIP.get(type(cond)))):
+        if isinstance(var, E.Variable) and var.type() == Int(32) and op is not None:
+            current = sc.get(var.name)
+            if current is None:
+                return sc
+            bound = interval_of(other, sc)
+            lo, hi = current.lo, current.hi
+            if op in (E.LT, E.LE) and bound.hi is not None:
+                limit = bound.hi if op is E.LE else simplify(bound.hi - 1)
+                hi = limit if hi is None else simplify(E.Min(hi, limit))
+            elif op in (E.GT, E.GE) and bound.lo is not None:
+                limit = bound.lo if op is E.GE else simplify(bound.lo + 1)
+                lo = limit if lo is None else simplify(E.Max(lo, limit))
+            return sc.bind(var.name, SymInterval(lo, hi))
+    return sc
+
+
+_FLIP = {E.LT: E.GT, E.LE: E.GE, E.GT: E.LT, E.GE: E.LE}
+
+
 def box_touched(
     stmt: Stmt,
     name: str,
@@ -119,6 +148,13 @@ def box_touched(
             if calls:
                 exprs_box(s.value, sc)
             visit(s.body, sc.bind_lazy(s.name, lambda v=s.value, sc=sc: interval_of(v, sc)))
+            return
+        if isinstance(s, IfThenElse):
+            if calls:
+                exprs_box(s.condition, sc)
+            visit(s.then_case, _narrow(s.condition, sc))
+            if s.else_case is not None:
+                visit(s.else_case, sc)
             return
         if isinstance(s, Provide) and provides and s.name == name:
             result[0] = union_box(result[0], [interval_of(a, sc) for a in s.args])

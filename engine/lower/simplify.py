@@ -289,7 +289,7 @@ def _simplify_node(e: E.Expr) -> E.Expr:  # noqa: C901 - one rule family per nod
             if (_is_const(b, 0) or _is_const(a, 0)) and not t.is_float():
                 return const(t, 0)
         elif isinstance(e, E.Div):
-            if _is_const(b, 1):
+            if _is_const(b, 1) or (_is_const(a, 0) and not t.is_float()):
                 return a
             if t == I32 and isinstance(b, E.Const) and b.value > 0:
                 lin = _linear(a)
@@ -301,7 +301,7 @@ def _simplify_node(e: E.Expr) -> E.Expr:  # noqa: C901 - one rule family per nod
                         scaled = {k: [n, coeff // c] for k, (n, coeff) in terms.items()}
                         return _from_linear(scaled, total // c)
         elif isinstance(e, E.Mod):
-            if _is_const(b, 1) and not t.is_float():
+            if (_is_const(b, 1) or _is_const(a, 0)) and not t.is_float():
                 return const(t, 0)
             if t == I32 and isinstance(b, E.Const) and b.value > 0:
                 lin = _linear(a)
