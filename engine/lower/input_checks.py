@@ -42,13 +42,8 @@ def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
                     "a boundary condition"
                 )
         dims = image.dimensions()
-        checks += assert_within(
-            name,
-            "input",
-            box,
-            [buffer_min(name, i) for i in range(dims)],
-            [buffer_extent(name, i) for i in range(dims)],
-        )
+        mins = [buffer_min(name, i) for i in range(dims)]
+        checks += assert_within(name, "input", box, mins, [buffer_extent(name, i) for i in range(dims)], "read")
     for info in ctx.funcs:
         if not info.is_output:
             continue

@@ -1,0 +1,87 @@
+"""Mistakes caught when a compiled pipeline is called: each raises a Python exception with
+a clear message, and the process carries on (nothing is read or written out of bounds)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine as pw
+from engine.errors import InputError, RuntimeFailure
+
+
+def unclamped_blur() -> pw.Pipeline:
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.UInt(8), 2, "input")
+    f = pw.Func("f")
+    f[x, y] = (pw.u16(inp[x - 1, y]) + inp[x + 1, y + 2]) / 2
+    f.vectorize(x, 8).parallel(y)
+    return pw.Pipeline(f)
+
+
+def test_input_too_small_below():
+    fn = unclamped_blur().compile(level="fast")
+    with pytest.raises(RuntimeFailure, match=r"input `input` is read at x = -1, below its minimum 0"):
+        fn([16, 8], {"input": np.zeros((20, 30), np.uint8)})
+
+
+def test_input_too_small_beyond():
+    fn = shifted_blur().compile(level="fast")
+    with pytest.raises(RuntimeFailure, match=r"input `input` is read at x = 17, beyond its maximum 16 in x"):
+        fn([16, 8], {"input": np.zeros((20, 17), np.uint8)})
+
+
+def shifted_blur() -> pw.Pipeline:
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.UInt(8), 2, "input")
+    f = pw.Func("f")
+    f[x, y] = (pw.u16(inp[x, y]) + inp[x + 2, y + 2]) / 2
+    f.vectorize(x, 8)
+    return pw.Pipeline(f)
+
+
+def test_input_too_small_in_y_reports_the_row():
+    fn = shifted_blur().compile(level="fast")
+    with pytest.raises(RuntimeFailure, match=r"input `input` is read at y = 9, beyond its maximum 8 in y"):
+        fn([16, 8], {"input": np.zeros((9, 30), np.uint8)})
+    # The same callable still works on a large enough input afterwards.
+    out = fn([16, 8], {"input": np.full((10, 30), 4, np.uint8)})
+    assert (out == 4).all()
+
+
+def test_wrong_dtype_and_dimensionality():
+    fn = shifted_blur().compile(level="fast")
+    with pytest.raises(InputError, match=r"input `input` has element type uint8 .* dtype float32"):
+        fn([4, 4], {"input": np.zeros((10, 10), np.float32)})
+    with pytest.raises(InputError, match=r"input `input` has 2 dimensions, but the array given has 3"):
+        fn([4, 4], {"input": np.zeros((10, 10, 3), np.uint8)})
+
+
+def test_wrong_out_array():
+    fn = shifted_blur().compile(level="fast")
+    with pytest.raises(InputError, match=r"out= for output `f` must have shape \(4, 4\) and dtype uint16"):
+        fn([4, 4], {"input": np.zeros((10, 10), np.uint8)}, out=np.zeros((4, 4), np.uint8))
+
+
+def test_missing_input_and_unknown_name():
+    fn = shifted_blur().compile(level="fast")
+    with pytest.raises(InputError, match=r"no array given for input image `input`"):
+        fn([4, 4])
+    with pytest.raises(InputError, match=r"`inptu` is not an input of this pipeline"):
+        fn([4, 4], {"inptu": np.zeros((10, 10), np.uint8)})
+
+
+def test_failure_inside_parallel_loop_many_times():
+    """A bound violated inside parallel work: reported every time, and nothing leaks or crashes."""
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.Int(32), 1, "offsets")
+    lut, out = pw.Func("lut"), pw.Func("out")
+    lut[x] = x * 2
+    out[x, y] = lut[pw.clamp(inp[y], 0, 1000)] + x
+    lut.compute_root().bound(x, 0, 100)
+    out.parallel(y)
+    fn = pw.Pipeline(out).compile(level="fast")
+    offsets = np.arange(16, dtype=np.int32) * 10  # reads lut up to 150: beyond its bound of 100
+    for _ in range(50):
+        with pytest.raises(RuntimeFailure, match=r"Func `lut` is read over \[0, 1000\] in x .*outside the bound"):
+            fn([8, 16], {"offsets": offsets})
