@@ -58,8 +58,15 @@ def _build(source: Func | ImageParam, bounds: Bounds | None, kind: str, coord_fn
             continue
         lo, extent = pair
         hi = lo + extent - 1
-        coords.append(ops.clamp(coord_fn(v, lo, extent), lo, hi))
         cond = (v >= lo) & (v <= hi)
+        wrapped = ops.clamp(coord_fn(v, lo, extent), lo, hi)
+        # Inside the bounds the coordinate is itself; the clamp around it (a no-op on values)
+        # gives interval analysis tight bounds and compiled code a clamp-free fast path.
+        coords.append(
+            ops.clamp(v, lo, hi)
+            if kind in ("repeat_edge", "constant_exterior")
+            else ops.clamp(ops.select(cond, v, wrapped), lo, hi)
+        )
         inside = cond if inside is None else inside & cond
     f = Func(f"{_name(source)}_{kind}")
     value = source[tuple(coords)]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from engine.errors import ScheduleError
 from engine.ir.types import Int
 from engine.lower.allocation_bounds import allocation_bounds
+from engine.lower.boundary_fast_path import boundary_fast_path
 from engine.lower.bounds_inference import bounds_inference
 from engine.lower.context import LoweringContext, build_context
 from engine.lower.final_simplify import simplify_stmt
@@ -87,6 +88,7 @@ def _lower(pipeline: Pipeline, target: str, name: str) -> LoweringResult:
         ("storage flattening", lambda s: storage_flattening(ctx, s)),
         ("simplification before unrolling", simplify_stmt),
         ("unrolling", unroll_loops),
+        ("boundary fast path", boundary_fast_path),
         ("vectorization", vectorize_loops),
         ("simplification", simplify_stmt),
     ]
