@@ -10,7 +10,7 @@ loads) without depending on the lowering passes.
 from __future__ import annotations
 
 from engine.ir import expr as E
-from engine.ir.types import Float, Int
+from engine.ir.types import Float, Int, UInt
 from engine.lowered import Argument, LoweredPipeline
 from engine.stmt import Allocate, Block, Broadcast, For, ForType, Load, ProducerConsumer, Ramp, Stmt, Store
 
@@ -53,3 +53,37 @@ def stencil_chain(stages: int = 10, name: str = "stencil_chain") -> LoweredPipel
         body = Allocate(names[k + 1], F32, size, False, body)
     args = [Argument("input", "buffer", F32, 2), Argument("out", "buffer", F32, 2, is_output=True)]
     return LoweredPipeline(name, args, body, profile_names=names[1:])
+
+
+def box_blur_u16(name: str = "box_blur_u16", lanes: int = 32) -> LoweredPipeline:
+    """Halide's apps/blur, hand-lowered: a 3x3 box blur of uint16 with integer division by 3
+    (blur_x over the whole image into a heap buffer, then blur_y), rows in parallel. The
+    input is 2 pixels larger than the output in x and y; widths are multiples of lanes."""
+    u16 = UInt(16)
+    width, height = _var("out.extent.0"), _var("out.extent.1")
+    in_stride = _var("input.stride.1")
+    three = Broadcast(E.Const(u16, 3), lanes)
+
+    def stage(source: str, stride: E.Expr, target: str, rows: E.Expr, taps: list[E.Expr]) -> Stmt:
+        y, xo = _var(f"{target}.y"), _var(f"{target}.xo")
+        base = E.Add(E.Mul(y, stride), E.Mul(xo, _c(lanes)))
+        total = None
+        for offset in taps:
+            load = Load(u16.with_lanes(lanes), source, Ramp(E.Add(base, offset), _c(1), lanes))
+            total = load if total is None else E.Add(total, load)
+        out_index = Ramp(E.Add(E.Mul(y, width), E.Mul(xo, _c(lanes))), _c(1), lanes)
+        row = For(
+            f"{target}.xo",
+            _c(0),
+            E.Div(width, _c(lanes)),
+            ForType.SERIAL,
+            Store(target, E.Div(total, three), out_index),
+        )
+        return ProducerConsumer(target, True, For(f"{target}.y", _c(0), rows, ForType.PARALLEL, row))
+
+    blur_x = stage("input", in_stride, "blur_x", E.Add(height, _c(2)), [_c(0), _c(1), _c(2)])
+    blur_y = stage("blur_x", width, "out", height, [_c(0), width, E.Mul(width, _c(2))])
+    size = E.Mul(width, E.Add(height, _c(2)))
+    body = Allocate("blur_x", u16, size, False, Block([blur_x, blur_y]))
+    args = [Argument("input", "buffer", u16, 2), Argument("out", "buffer", u16, 2, is_output=True)]
+    return LoweredPipeline(name, args, body, profile_names=["blur_x", "out"])

@@ -1,0 +1,862 @@
+"""Lowered statements -> LLVM IR text: the CPU backend.
+
+`generate_module` turns a LoweredPipeline into one LLVM module holding:
+
+- `int32_t NAME(args...)`: a `pw_buffer_t*` per buffer argument, the value of each scalar
+  argument (bools as uint8_t); 0 on success, an error code (ErrorCode) on failure;
+- `int32_t NAME_argv(void **args)`: the same through an array of pointers;
+- `int32_t NAME_argv_context(void **args, void *context)`: the same with a per-call context
+  (CONTEXT_* layout: the failure message and the profile counters of this call);
+- `const char *NAME_error_message(void)`: the message of this thread's last failure;
+- `void NAME_release_memory(void)`: frees the intermediate buffers kept between calls.
+
+Expressions become explicit LLVM vector operations when they have lanes. Every operation
+is total: integer division and modulo are Euclidean with x/0 == 0, shifts never reach an
+LLVM shift by >= the bit width, float -> int conversions saturate. No nsw/nuw flags, no
+`inbounds`: the generated code has no poison or undefined behaviour of its own.
+
+Errors (a failed AssertStmt, a failed allocation, a bad buffer argument) write a message
+once into a module buffer, free the heap allocations live at that point and return a code;
+a parallel loop's outlined body returns its code through the runtime to its caller.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from engine.codegen.llvm_expr import BufferRef, ExprCodeGen, constant_int
+from engine.codegen.llvm_ir import (
+    TRUE,
+    FunctionBuilder,
+    ModuleBuilder,
+    Value,
+    element_bytes,
+    int_const,
+    lanes_of,
+    memory_scalar_type,
+)
+from engine.errors import CompileError
+from engine.ir import expr as E
+from engine.ir.types import Bool, Float, Int, Type, UInt
+from engine.lowered import Argument, LoweredPipeline
+from engine.runtime import thread_pool
+from engine.stmt import (
+    Allocate,
+    AssertStmt,
+    Block,
+    Evaluate,
+    For,
+    ForType,
+    IfThenElse,
+    LetStmt,
+    Load,
+    ProducerConsumer,
+    Stmt,
+    Store,
+)
+
+
+class ErrorCode(IntEnum):
+    """Return codes of generated entry points (also written into exported headers)."""
+
+    SUCCESS = 0
+    ASSERTION_FAILED = 1
+    OUT_OF_MEMORY = 2
+    BAD_ARGUMENT = 3
+
+
+# Layout of pw_buffer_t and pw_dimension_t (x86-64 / AArch64 LP64), in bytes.
+BUFFER_HOST_OFFSET = 0
+BUFFER_TYPE_CODE_OFFSET = 8
+BUFFER_TYPE_BITS_OFFSET = 12
+BUFFER_DIMENSIONS_OFFSET = 16
+BUFFER_FLAGS_OFFSET = 20
+BUFFER_DIM_OFFSET = 24
+BUFFER_SIZE = 32
+DIMENSION_SIZE = 16
+TYPE_CODES = {"int": 0, "uint": 1, "float": 2}
+
+ERROR_MESSAGE_BYTES = 1024
+# The per-call context: a failure's claim flag (i32), its message, then one int64 of
+# nanoseconds per profiled Func.
+CONTEXT_CLAIMED_OFFSET = 0
+CONTEXT_MESSAGE_OFFSET = 8
+CONTEXT_PROFILE_OFFSET = CONTEXT_MESSAGE_OFFSET + ERROR_MESSAGE_BYTES
+_CONTEXT = "<context>"  # its name among a closure's captured values
+
+
+def context_bytes(profile_count: int) -> int:
+    """Size of the per-call context of a module with profile_count profiled Funcs."""
+    return CONTEXT_PROFILE_OFFSET + 8 * profile_count
+
+
+HEAP_ALIGNMENT = 64
+_C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass
+class GeneratedModule:
+    """The IR text of one pipeline and the symbols a caller needs."""
+
+    ir: str
+    name: str
+    arguments: list[Argument]
+    profile_names: list[str]
+    context_bytes: int
+
+    @property
+    def entry_symbol(self) -> str:
+        return self.name
+
+    @property
+    def argv_symbol(self) -> str:
+        return f"{self.name}_argv"
+
+    @property
+    def argv_context_symbol(self) -> str:
+        return f"{self.name}_argv_context"
+
+    @property
+    def error_message_symbol(self) -> str:
+        return f"{self.name}_error_message"
+
+    @property
+    def release_memory_symbol(self) -> str:
+        return f"{self.name}_release_memory"
+
+
+def generate_module(
+    lowered: LoweredPipeline,
+    *,
+    triple: str,
+    datalayout: str,
+    profile: bool = False,
+    embed_runtime: bool = False,
+) -> GeneratedModule:
+    """LLVM IR for lowered. With embed_runtime (exported libraries) the thread pool is
+    compiled into the module with internal linkage and NAME's context (its last error
+    message) is thread-local; otherwise the pool is declared (the JIT links the process-wide
+    runtime) and callers pass a context of their own through NAME_argv_context."""
+    if not _C_IDENTIFIER.match(lowered.name):
+        raise CompileError(f"pipeline name `{lowered.name}` is not a C identifier")
+    seen: set[str] = set()
+    for a in lowered.arguments:
+        if a.kind not in ("buffer", "scalar"):
+            raise CompileError(f"argument `{a.name}` has unknown kind `{a.kind}`")
+        if a.name in seen:
+            raise CompileError(f"pipeline `{lowered.name}` has two arguments named `{a.name}`")
+        seen.add(a.name)
+    module = ModuleBuilder(lowered.name, triple, datalayout)
+    gen = _CodeGen(lowered, module, profile=profile, thread_local_context=embed_runtime)
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, 20000))
+    try:
+        gen.generate()
+    finally:
+        sys.setrecursionlimit(old_limit)
+    if embed_runtime:
+        thread_pool.add_thread_pool(module, arch=triple.split("-", 1)[0], export=False, with_destructor=True)
+    elif gen.uses_parallel_runtime:
+        module.declare(thread_pool.PARALLEL_FOR, thread_pool.PARALLEL_FOR_SIGNATURE)
+    return GeneratedModule(
+        module.render(),
+        lowered.name,
+        list(lowered.arguments),
+        gen.profile_names if profile else [],
+        gen.context_bytes,
+    )
+
+
+# ------------------------------------------------------------------------------ analysis
+
+
+def _walk_names(stmt: Stmt) -> list[str]:
+    """Variable and buffer names used anywhere in stmt, in first-use order (for closures)."""
+    seen: dict[str, None] = {}
+    visited: set[int] = set()
+    stack: list[object] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, E.Expr):
+            if id(node) in visited:
+                continue
+            visited.add(id(node))
+            if isinstance(node, E.Variable):
+                seen.setdefault(node.name, None)
+            elif isinstance(node, Load):
+                seen.setdefault(node.buffer, None)
+            stack.extend(reversed(node.children()))
+        elif isinstance(node, Stmt):
+            if isinstance(node, Store):
+                seen.setdefault(node.buffer, None)
+            stack.extend(reversed([c for c in node.children() if c is not None]))
+    return list(seen)
+
+
+def _printf_template(message: str, args: list[Type | None]) -> tuple[str, list[Type | None]]:
+    """A printf format for a `{}` template: holes become %lld/%llu/%g (%s for a None type:
+    a string pointer), `%` is escaped."""
+    pieces = message.replace("%", "%%").split("{}")
+    out = [pieces[0]]
+    used: list[Type | None] = []
+    for i, piece in enumerate(pieces[1:]):
+        if i < len(args):
+            t = args[i]
+            if t is None:
+                out.append("%s")
+            else:
+                out.append("%g" if t.is_float() else ("%llu" if t.is_uint() and t.bits == 64 else "%lld"))
+            used.append(t)
+        else:
+            out.append("{}")
+        out.append(piece)
+    return "".join(out), used
+
+
+# ------------------------------------------------------------------------------ code generation
+
+
+@dataclass
+class _HeapEntry:
+    """Heap storage live at some point: freed on scope exit and on every error path.
+
+    Storage from a scratch slot (claimed is an i1 that is true when this call owns the
+    slot) is kept for the next call instead: releasing it just clears the slot's flag.
+    """
+
+    pointer: Value
+    claimed: Value | None = None
+    in_use_flag: Value | None = None
+
+
+@dataclass
+class _Function:
+    """Code generation state of one LLVM function (the entry or an outlined loop body)."""
+
+    builder: FunctionBuilder
+    context: Value
+    is_entry: bool = False
+    loop_depth: int = 0
+    scope: dict[str, Value] = field(default_factory=dict)
+    buffers: dict[str, BufferRef] = field(default_factory=dict)
+    live_heap: list[_HeapEntry] = field(default_factory=list)
+    timespec: Value | None = None
+
+
+class _CodeGen(ExprCodeGen):
+    def __init__(
+        self, lowered: LoweredPipeline, module: ModuleBuilder, *, profile: bool, thread_local_context: bool
+    ) -> None:
+        self.lowered = lowered
+        self.module = module
+        self.profile = profile
+        self.thread_local_context = thread_local_context
+        self.profile_names: list[str] = list(lowered.profile_names)
+        self.uses_parallel_runtime = False
+        self.scratch_slots: list[str] = []
+        self._memo: dict[int, tuple[E.Expr, Value]] | None = None
+        self.fn: _Function
+        self.prefix = lowered.name
+        self.global_context = f"@{self.prefix}.context"
+        self._init_expressions()
+        self._stmt_dispatch: dict[type, Callable[[Stmt], None]] = {
+            LetStmt: self._let_stmt,
+            AssertStmt: self._assert_stmt,
+            For: self._for,
+            Block: self._block,
+            ProducerConsumer: self._producer_consumer,
+            Allocate: self._allocate,
+            Store: self._store,
+            IfThenElse: self._if_then_else,
+            Evaluate: self._evaluate,
+        }
+
+    # ====================================================================== module level
+    def generate(self) -> None:
+        """Every function of the module. The body runs in NAME.run(context, args...): the
+        context (CONTEXT_* layout) holds the claim flag and message of a failure and the
+        profile counters of one call, so concurrent calls never mix them up."""
+        m = self.module
+        m.declare("snprintf", "i32 (ptr, i64, ptr, ...)")
+        params = self._entry_parameters()
+        self._run_function(params)
+        self._reset_context_function()
+        context_type = f"[{self.context_bytes} x i8]"
+        storage = "internal thread_local global" if self.thread_local_context else "internal global"
+        m.add_global(f"{self.global_context} = {storage} {context_type} zeroinitializer, align 16")
+        entry = FunctionBuilder(self.prefix, "i32", params)
+        entry.call("void", f"@{self.prefix}.reset_context", [Value("ptr", self.global_context)])
+        entry.ret(entry.call("i32", f"@{self.prefix}.run", [Value("ptr", self.global_context), *entry.params], "rc"))
+        m.add_function(entry.render())
+        self._argv_function(f"{self.prefix}_argv", with_context=False)
+        self._argv_function(f"{self.prefix}_argv_context", with_context=True)
+        error_fn = FunctionBuilder(f"{self.prefix}_error_message", "ptr", [])
+        error_fn.ret(self._byte_offset_in(error_fn, Value("ptr", self.global_context), CONTEXT_MESSAGE_OFFSET))
+        m.add_function(error_fn.render())
+        self._release_memory_function()
+
+    @property
+    def context_bytes(self) -> int:
+        return context_bytes(len(self.profile_names) if self.profile else 0)
+
+    def _entry_parameters(self) -> list[tuple[str, str]]:
+        params = []
+        for a in self.lowered.arguments:
+            if a.is_buffer():
+                params.append(("ptr", a.name))
+            else:
+                params.append((memory_scalar_type(a.type), a.name))
+        return params
+
+    def _run_function(self, params: list[tuple[str, str]]) -> None:
+        builder = FunctionBuilder(f"{self.prefix}.run", "i32", [("ptr", "context"), *params], linkage="internal")
+        self.fn = _Function(builder, is_entry=True, context=builder.params[0])
+        b = self.b
+        for a, p in zip(self.lowered.arguments, b.params[1:], strict=True):
+            if a.is_buffer():
+                self._bind_buffer_argument(a, p)
+            elif a.type.is_bool():
+                self.fn.scope[a.name] = b.icmp("ne", p, int_const(8, 0), a.name)
+            else:
+                self.fn.scope[a.name] = p
+        self._stmt(self.lowered.body)
+        b.ret(int_const(32, 0))
+        self.module.add_function(b.render())
+
+    def _reset_context_function(self) -> None:
+        """Clear a context before a call (written after the body: profiling may have added
+        Funcs, which fixes the counters' size)."""
+        f = FunctionBuilder(f"{self.prefix}.reset_context", "void", [("ptr", "context")], linkage="internal")
+        (context,) = f.params
+        memset = self.module.intrinsic("llvm.memset.p0.i64", "void", ["ptr", "i8", "i64", "i1"])
+        f.call("void", memset, [context, int_const(8, 0), int_const(64, self.context_bytes), Value("i1", "false")])
+        f.ret()
+        self.module.add_function(f.render())
+
+    def _release_memory_function(self) -> None:
+        """NAME_release_memory(): free the scratch storage kept between calls (slots in use
+        by a running call are left alone)."""
+        f = FunctionBuilder(f"{self.prefix}_release_memory", "void", [])
+        free = self.module.declare("free", "void (ptr)")
+        for slot in self.scratch_slots:
+            flag = f.assign("ptr", f"getelementptr {{ ptr, i64, i32 }}, ptr @{slot}, i32 0, i32 2", "in_use")
+            claim = f.assign("{ i32, i1 }", f"cmpxchg ptr {flag.ref}, i32 0, i32 1 acquire monotonic, align 4", "claim")
+            claimed = f.assign("i1", f"extractvalue {{ i32, i1 }} {claim.ref}, 1", "claimed")
+            release, next_slot = f.new_label("release"), f.new_label("next")
+            f.cond_br(claimed, release, next_slot)
+            f.start_block(release)
+            f.call("void", free, [f.load("ptr", Value("ptr", f"@{slot}"), 8, "kept")])
+            f.store(Value("ptr", "null"), Value("ptr", f"@{slot}"), 8)
+            capacity = f.assign("ptr", f"getelementptr {{ ptr, i64, i32 }}, ptr @{slot}, i32 0, i32 1", "capacity")
+            f.store(int_const(64, 0), capacity, 8)
+            f.emit(f"store atomic i32 0, ptr {flag.ref} release, align 4")
+            f.br(next_slot)
+            f.start_block(next_slot)
+        f.ret()
+        self.module.add_function(f.render())
+
+    def _bind_buffer_argument(self, a: Argument, desc: Value) -> None:
+        b = self.b
+        name = a.name
+        is_null = b.icmp("eq", desc, Value("ptr", "null"), "isnull")
+        self._check(
+            b.binop("xor", is_null, TRUE, "nonnull"),
+            ErrorCode.BAD_ARGUMENT,
+            f"buffer argument `{name}` is a NULL pointer",
+            [],
+        )
+        code = b.load("i32", self._byte_offset(desc, BUFFER_TYPE_CODE_OFFSET), 4, f"{name}.type_code")
+        bits = b.load("i32", self._byte_offset(desc, BUFFER_TYPE_BITS_OFFSET), 4, f"{name}.type_bits")
+        dims = b.load("i32", self._byte_offset(desc, BUFFER_DIMENSIONS_OFFSET), 4, f"{name}.dimensions")
+        want_code, want_bits = TYPE_CODES[a.type.code], a.type.bits
+        type_ok = b.binop(
+            "and",
+            b.icmp("eq", code, int_const(32, want_code)),
+            b.icmp("eq", bits, int_const(32, want_bits)),
+            "type_ok",
+        )
+        self._check(
+            type_ok,
+            ErrorCode.BAD_ARGUMENT,
+            f"buffer `{name}` holds {{}} elements (type_code {{}}, type_bits {{}}), but the pipeline expects "
+            f"{a.type} (type_code {want_code}, type_bits {want_bits})",
+            [(self._type_name(code, bits), None), (code, Int(32)), (bits, Int(32))],
+        )
+        self._check(
+            b.icmp("eq", dims, int_const(32, a.dimensions)),
+            ErrorCode.BAD_ARGUMENT,
+            f"buffer `{name}` has {{}} dimensions, but the pipeline expects {a.dimensions}",
+            [(dims, Int(32))],
+        )
+        host = b.load("ptr", self._byte_offset(desc, BUFFER_HOST_OFFSET), 8, f"{name}.host")
+        self._check(
+            b.icmp("ne", host, Value("ptr", "null")),
+            ErrorCode.BAD_ARGUMENT,
+            f"buffer `{name}` has a NULL host pointer",
+            [],
+        )
+        self.fn.buffers[name] = BufferRef(host, a.type)
+        if a.dimensions == 0:
+            return
+        dim = b.load("ptr", self._byte_offset(desc, BUFFER_DIM_OFFSET), 8, f"{name}.dim")
+        self._check(
+            b.icmp("ne", dim, Value("ptr", "null")),
+            ErrorCode.BAD_ARGUMENT,
+            f"buffer `{name}` has a NULL dim array",
+            [],
+        )
+        for i in range(a.dimensions):
+            for j, field_name in enumerate(("min", "extent", "stride")):
+                var = f"{name}.{field_name}.{i}"
+                p = self._byte_offset(dim, DIMENSION_SIZE * i + 4 * j)
+                self.fn.scope[var] = b.load("i32", p, 4, var)
+
+    def _type_name(self, code: Value, bits: Value) -> Value:
+        """A pointer to the name of the element type (code, bits) of a descriptor."""
+        b = self.b
+        name = self.module.string_constant("unsupported")
+        for t in (
+            Bool(),
+            Int(8),
+            Int(16),
+            Int(32),
+            Int(64),
+            UInt(8),
+            UInt(16),
+            UInt(32),
+            UInt(64),
+            Float(32),
+            Float(64),
+        ):
+            same = b.binop(
+                "and",
+                b.icmp("eq", code, int_const(32, TYPE_CODES[t.code])),
+                b.icmp("eq", bits, int_const(32, t.bits)),
+                "is_type",
+            )
+            name = b.select(same, self.module.string_constant(str(t)), name, "type_name")
+        return name
+
+    def _byte_offset(self, base: Value, offset: int) -> Value:
+        if offset == 0:
+            return base
+        return self.b.gep("i8", base, int_const(64, offset), "field")
+
+    def _argv_function(self, name: str, *, with_context: bool) -> None:
+        """NAME_argv(args): args[i] points to the i-th argument. NAME_argv_context also takes
+        the caller's context (the JIT passes one per call); exported libraries keep it internal."""
+        params = [("ptr", "args")] + ([("ptr", "context")] if with_context else [])
+        linkage = "internal" if with_context and self.thread_local_context else ""
+        f = FunctionBuilder(name, "i32", params, linkage=linkage)
+        args = f.params[0]
+        values = []
+        for i, a in enumerate(self.lowered.arguments):
+            slot = f.gep("ptr", args, int_const(64, i), f"{a.name}.slot")
+            pointer = f.load("ptr", slot, 8, f"{a.name}.ptr")
+            if a.is_buffer():
+                values.append(pointer)
+            else:
+                ty = memory_scalar_type(a.type)
+                values.append(f.load(ty, pointer, element_bytes(a.type), a.name))
+        if with_context:
+            context = f.params[1]
+            f.call("void", f"@{self.prefix}.reset_context", [context])
+            result = f.call("i32", f"@{self.prefix}.run", [context, *values], "result")
+        else:
+            result = f.call("i32", f"@{self.prefix}", values, "result")
+        f.ret(result)
+        self.module.add_function(f.render())
+
+    @staticmethod
+    def _byte_offset_in(f: FunctionBuilder, base: Value, offset: int) -> Value:
+        return base if offset == 0 else f.gep("i8", base, int_const(64, offset), "field")
+
+    # ====================================================================== errors
+    def _check(self, ok: Value, code: ErrorCode, message: str, args: list[tuple[Value, Type | None]]) -> None:
+        """Continue if ok, else report message (its `{}` holes filled by args) and fail."""
+        b = self.b
+        fail_label, ok_label = b.new_label("fail"), b.new_label("ok")
+        b.cond_br(ok, ok_label, fail_label, likely=True)
+        b.start_block(fail_label)
+        self._fail(code, message, args)
+        b.start_block(ok_label)
+
+    def _fail(self, code: ErrorCode | Value, message: str | None, args: list[tuple[Value, Type | None]]) -> None:
+        """Write the message if no other failure did first, free live heap storage, return."""
+        b = self.b
+        if message is not None:
+            template, used = _printf_template(message, [t for _, t in args])
+            fmt = self.module.string_constant(template)
+            printf_args = []
+            for (v, t), _ in zip(args, used, strict=False):
+                if t is None:
+                    printf_args.append(v)
+                elif t.is_float():
+                    printf_args.append(b.convert("fpext", v, "double") if v.ty == "float" else v)
+                elif t.bits < 64:
+                    printf_args.append(b.convert("zext" if t.is_uint() else "sext", v, "i64"))
+                else:
+                    printf_args.append(v)
+            context = self.fn.context
+            claimed = b.assign(
+                "{ i32, i1 }", f"cmpxchg ptr {context.ref}, i32 0, i32 1 seq_cst seq_cst, align 4", "claim"
+            )
+            first = b.assign("i1", f"extractvalue {{ i32, i1 }} {claimed.ref}, 1", "first")
+            write, done = b.new_label("write_message"), b.new_label("message_done")
+            b.cond_br(first, write, done)
+            b.start_block(write)
+            b.call(
+                "i32",
+                "@snprintf",
+                [
+                    self._byte_offset(context, CONTEXT_MESSAGE_OFFSET),
+                    int_const(64, ERROR_MESSAGE_BYTES),
+                    fmt,
+                    *printf_args,
+                ],
+                "n",
+                fnty="i32 (ptr, i64, ptr, ...)",
+            )
+            b.br(done)
+            b.start_block(done)
+        self._free_live_heap()
+        b.ret(int_const(32, int(code)) if isinstance(code, ErrorCode) else code)
+
+    def _free_live_heap(self) -> None:
+        for entry in reversed(self.fn.live_heap):
+            self._release_heap(entry)
+
+    def _release_heap(self, entry: _HeapEntry) -> None:
+        b = self.b
+        free = self.module.declare("free", "void (ptr)")
+        if entry.claimed is None or entry.in_use_flag is None:
+            b.call("void", free, [entry.pointer])
+            return
+        keep, drop, done = b.new_label("keep_scratch"), b.new_label("free_storage"), b.new_label("released")
+        b.cond_br(entry.claimed, keep, drop)
+        b.start_block(keep)
+        b.emit(f"store atomic i32 0, ptr {entry.in_use_flag.ref} release, align 4")
+        b.br(done)
+        b.start_block(drop)
+        b.call("void", free, [entry.pointer])
+        b.br(done)
+        b.start_block(done)
+
+    # ====================================================================== statements
+    def _stmt(self, s: Stmt) -> None:
+        handler = self._stmt_dispatch.get(type(s))
+        if handler is None:
+            raise CompileError(f"the LLVM backend cannot compile a {type(s).__name__} statement (lowering left it)")
+        handler(s)
+
+    @contextmanager
+    def _bound(self, name: str, value: Value) -> Iterator[None]:
+        scope = self.fn.scope
+        had, old = name in scope, scope.get(name)
+        scope[name] = value
+        try:
+            yield
+        finally:
+            if had:
+                scope[name] = old  # type: ignore[assignment]
+            else:
+                del scope[name]
+
+    @contextmanager
+    def _bound_buffer(self, name: str, ref: BufferRef) -> Iterator[None]:
+        buffers = self.fn.buffers
+        old = buffers.get(name)
+        buffers[name] = ref
+        try:
+            yield
+        finally:
+            if old is not None:
+                buffers[name] = old
+            else:
+                del buffers[name]
+
+    def _let_stmt(self, s: LetStmt) -> None:
+        value = self._expr(s.value, hint=s.name)
+        with self._bound(s.name, value):
+            self._stmt(s.body)
+
+    def _block(self, s: Block) -> None:
+        for c in s.stmts:
+            self._stmt(c)
+
+    def _evaluate(self, s: Evaluate) -> None:
+        if not isinstance(s.value, E.Const):
+            self._expr(s.value)
+
+    def _assert_stmt(self, s: AssertStmt) -> None:
+        cond_const = constant_int(s.condition)
+        if cond_const is not None and cond_const != 0:
+            return
+        b = self.b
+        cond = self._expr(s.condition, hint="assert")
+        if cond.ty.startswith("<"):
+            lanes = lanes_of(cond.ty)
+            reduce = self.module.intrinsic(f"llvm.vector.reduce.and.v{lanes}i1", "i1", [cond.ty])
+            cond = b.call("i1", reduce, [cond], "all")
+        fail_label, ok_label = b.new_label("assert_failed"), b.new_label("assert_ok")
+        b.cond_br(cond, ok_label, fail_label, likely=True)
+        b.start_block(fail_label)
+        args = []
+        for a in s.args:
+            v = self._expr(a)
+            if lanes_of(v.ty) > 1:  # a message reports one value: the first lane
+                v = b.assign(v.ty.split(" x ")[1].rstrip(">"), f"extractelement {v}, i32 0", "lane0")
+            args.append((v, a.type().element_of()))
+        self._fail(ErrorCode.ASSERTION_FAILED, s.message, args)
+        b.start_block(ok_label)
+
+    def _if_then_else(self, s: IfThenElse) -> None:
+        c = constant_int(s.condition)
+        if c is not None:
+            taken = s.then_case if c else s.else_case
+            if taken is not None:
+                self._stmt(taken)
+            return
+        b = self.b
+        cond = self._expr(s.condition, hint="if")
+        then_label, end_label = b.new_label("then"), b.new_label("endif")
+        else_label = b.new_label("else") if s.else_case is not None else end_label
+        b.cond_br(cond, then_label, else_label)
+        b.start_block(then_label)
+        self._stmt(s.then_case)
+        b.br(end_label)
+        if s.else_case is not None:
+            b.start_block(else_label)
+            self._stmt(s.else_case)
+            b.br(end_label)
+        b.start_block(end_label)
+
+    def _producer_consumer(self, s: ProducerConsumer) -> None:
+        if not (self.profile and s.is_producer):
+            self._stmt(s.body)
+            return
+        if s.name not in self.profile_names:
+            self.profile_names.append(s.name)
+        index = self.profile_names.index(s.name)
+        start = self._now_ns()
+        self._stmt(s.body)
+        elapsed = self.b.binop("sub", self._now_ns(), start, "elapsed")
+        counter = self._byte_offset(self.fn.context, CONTEXT_PROFILE_OFFSET + 8 * index)
+        self.b.emit(f"atomicrmw add ptr {counter.ref}, {elapsed} monotonic, align 8")
+
+    def _now_ns(self) -> Value:
+        b = self.b
+        if self.fn.timespec is None:
+            self.fn.timespec = b.alloca_in_entry("{ i64, i64 }", 8, "timespec")
+        clock = self.module.declare("clock_gettime", "i32 (i32, ptr)")
+        b.call("i32", clock, [int_const(32, 1), self.fn.timespec], "clk")  # CLOCK_MONOTONIC
+        sec = b.load("i64", self.fn.timespec, 8, "sec")
+        nsec = b.load("i64", b.gep("i64", self.fn.timespec, int_const(64, 1), "nsec.p"), 8, "nsec")
+        return b.binop("add", b.binop("mul", sec, int_const(64, 1_000_000_000)), nsec, "now")
+
+    # ------------------------------------------------------------------ loops
+    def _for(self, s: For) -> None:
+        if s.for_type == ForType.PARALLEL:
+            self._parallel_for(s)
+        elif s.for_type == ForType.SERIAL:
+            self._serial_for(s)
+        else:
+            raise CompileError(
+                f"loop `{s.name}` is {s.for_type.value}: lowering must turn vectorized and unrolled loops "
+                "into vector code / copies before the LLVM backend (GPU loops need a GPU backend)"
+            )
+
+    def _serial_for(self, s: For) -> None:
+        b = self.b
+        lo, extent = self._loop_bounds(s)
+        ty = lo.ty
+        end = b.binop("add", lo, extent, f"{s.name}.end")
+        body_label, latch_label, after_label = (
+            b.new_label(f"for.{s.name}"),
+            b.new_label(f"next.{s.name}"),
+            b.new_label(f"end.{s.name}"),
+        )
+        pre_label = b.current_label
+        b.cond_br(b.icmp("slt", lo, end, "enter"), body_label, after_label)
+        b.start_block(body_label)
+        counter = b.fresh_value(ty, s.name)
+        following = b.fresh_value(ty, f"{s.name}.next")
+        b.emit(f"{counter.ref} = phi {ty} [ {lo.ref}, %{pre_label} ], [ {following.ref}, %{latch_label} ]")
+        self.fn.loop_depth += 1
+        try:
+            with self._bound(s.name, counter):
+                self._stmt(s.body)
+        finally:
+            self.fn.loop_depth -= 1
+        b.br(latch_label)
+        b.start_block(latch_label)
+        b.emit(f"{following.ref} = add {ty} {counter.ref}, 1")
+        b.cond_br(b.icmp("slt", following, end, "again"), body_label, after_label)
+        b.start_block(after_label)
+
+    def _loop_bounds(self, s: For) -> tuple[Value, Value]:
+        lo = self._expr(s.min, hint=f"{s.name}.min")
+        extent = self._expr(s.extent, hint=f"{s.name}.extent")
+        if lo.ty != extent.ty or lo.ty not in ("i8", "i16", "i32", "i64"):
+            raise CompileError(
+                f"loop `{s.name}` needs scalar integer bounds of one type, got min {s.min.type()} "
+                f"and extent {s.extent.type()}"
+            )
+        return lo, extent
+
+    def _parallel_for(self, s: For) -> None:
+        self.uses_parallel_runtime = True
+        b = self.b
+        lo, extent = self._loop_bounds(s)
+        if lo.ty != "i32":
+            raise CompileError(f"parallel loop `{s.name}` must have Int(32) bounds, got {s.min.type()}")
+        captured_vars: list[tuple[str, Value]] = []
+        captured_buffers: list[tuple[str, BufferRef]] = []
+        for name in _walk_names(s.body):
+            if name == s.name:
+                continue
+            if name in self.fn.scope:
+                captured_vars.append((name, self.fn.scope[name]))
+            if name in self.fn.buffers:
+                captured_buffers.append((name, self.fn.buffers[name]))
+        captured_vars.insert(0, (_CONTEXT, self.fn.context))
+        field_types = [v.ty for _, v in captured_vars] + ["ptr"] * len(captured_buffers)
+        struct_ty = "{ " + ", ".join(field_types) + " }" if field_types else "{}"
+        closure = b.alloca_in_entry(struct_ty, 16, f"closure.{s.name}")
+        values = [v for _, v in captured_vars] + [ref.pointer for _, ref in captured_buffers]
+        for k, v in enumerate(values):
+            p = b.assign("ptr", f"getelementptr {struct_ty}, ptr {closure.ref}, i32 0, i32 {k}", "capture")
+            b.store(v, p, 1 if v.ty == "i1" else 8)
+
+        outlined = self.module.unique_symbol(f"{self.prefix}.par_for.{s.name}")
+        outer = self.fn
+        inner = FunctionBuilder(outlined, "i32", [("ptr", "closure"), ("i32", s.name)], linkage="internal")
+        self.fn = _Function(inner, context=Value("ptr", "null"))
+        try:
+            cl, index = inner.params
+            for k, (name, v) in enumerate(captured_vars):
+                p = inner.assign("ptr", f"getelementptr {struct_ty}, ptr {cl.ref}, i32 0, i32 {k}", "field")
+                loaded = inner.load(v.ty, p, 1 if v.ty == "i1" else 8, name)
+                if name == _CONTEXT:
+                    self.fn.context = loaded
+                else:
+                    self.fn.scope[name] = loaded
+            for k, (name, ref) in enumerate(captured_buffers, start=len(captured_vars)):
+                p = inner.assign("ptr", f"getelementptr {struct_ty}, ptr {cl.ref}, i32 0, i32 {k}", "field")
+                self.fn.buffers[name] = BufferRef(inner.load("ptr", p, 8, name), ref.type)
+            self.fn.scope[s.name] = index
+            self._stmt(s.body)
+            inner.ret(int_const(32, 0))
+            self.module.add_function(inner.render())
+        finally:
+            self.fn = outer
+        rc = b.call(
+            "i32", f"@{thread_pool.PARALLEL_FOR}", [Value("ptr", f"@{outlined}"), closure, lo, extent], "par_rc"
+        )
+        fail_label, ok_label = b.new_label("par_failed"), b.new_label("par_ok")
+        b.cond_br(b.icmp("eq", rc, int_const(32, 0)), ok_label, fail_label, likely=True)
+        b.start_block(fail_label)
+        self._fail(rc, None, [])
+        b.start_block(ok_label)
+
+    # ------------------------------------------------------------------ storage
+    def _allocate(self, s: Allocate) -> None:
+        b = self.b
+        elem = memory_scalar_type(s.type.element_of())
+        size_const = constant_int(s.size)
+        if s.on_stack and size_const is not None:
+            count = max(size_const, 1)
+            slot = b.alloca_in_entry(f"[{count} x {elem}]", HEAP_ALIGNMENT, s.name)
+            with self._bound_buffer(s.name, BufferRef(slot, s.type.element_of())):
+                self._stmt(s.body)
+            return
+        size = self._expr(s.size, hint=f"{s.name}.size")
+        if s.on_stack:
+            stacksave = self.module.intrinsic("llvm.stacksave.p0", "ptr", [])
+            stackrestore = self.module.intrinsic("llvm.stackrestore.p0", "void", ["ptr"])
+            saved = b.call("ptr", stacksave, [], "stack")
+            count = self._int_max(size, int_const(32, 1))
+            slot = b.assign("ptr", f"alloca {elem}, {count}, align {HEAP_ALIGNMENT}", s.name)
+            with self._bound_buffer(s.name, BufferRef(slot, s.type.element_of())):
+                self._stmt(s.body)
+            b.call("void", stackrestore, [saved])
+            return
+        count64 = self._int_max(b.convert("sext", size, "i64"), int_const(64, 0))
+        nbytes = b.binop("mul", count64, int_const(64, element_bytes(s.type)), f"{s.name}.bytes")
+        padded = b.binop("add", self._int_max(nbytes, int_const(64, 1)), int_const(64, HEAP_ALIGNMENT - 1))
+        rounded = b.binop("and", padded, int_const(64, -HEAP_ALIGNMENT), "alloc_bytes")
+        if self.fn.is_entry and self.fn.loop_depth == 0:
+            entry = self._scratch_allocation(s.name, rounded)
+        else:
+            aligned_alloc = self.module.declare("aligned_alloc", "ptr (i64, i64)")
+            entry = _HeapEntry(b.call("ptr", aligned_alloc, [int_const(64, HEAP_ALIGNMENT), rounded], s.name))
+        self.fn.live_heap.append(entry)  # before the check: its failure path releases the slot
+        self._check(
+            b.icmp("ne", entry.pointer, Value("ptr", "null")),
+            ErrorCode.OUT_OF_MEMORY,
+            f"out of memory: could not allocate {{}} bytes for buffer `{s.name}`",
+            [(nbytes, Int(64))],
+        )
+        try:
+            with self._bound_buffer(s.name, BufferRef(entry.pointer, s.type.element_of())):
+                self._stmt(s.body)
+        finally:
+            self.fn.live_heap.pop()
+        self._release_heap(entry)
+
+    def _scratch_allocation(self, name: str, nbytes: Value) -> _HeapEntry:
+        """Heap storage kept between calls (fresh pages cost a fault each, and memory freed
+        for a while goes back to the hypervisor: PLATFORM-NOTES). Only for allocations that
+        run once per call. A call that finds the slot busy (the same pipeline running on
+        another thread) allocates and frees its own storage."""
+        b, m = self.b, self.module
+        slot = m.unique_symbol(f"{self.prefix}.scratch.{name}")
+        m.add_global(f"@{slot} = internal global {{ ptr, i64, i32 }} zeroinitializer, align 16")
+        self.scratch_slots.append(slot)
+        pointer_field = Value("ptr", f"@{slot}")
+        capacity_field = b.assign("ptr", f"getelementptr {{ ptr, i64, i32 }}, ptr @{slot}, i32 0, i32 1", "capacity")
+        flag = b.assign("ptr", f"getelementptr {{ ptr, i64, i32 }}, ptr @{slot}, i32 0, i32 2", "in_use")
+        aligned_alloc = m.declare("aligned_alloc", "ptr (i64, i64)")
+        free = m.declare("free", "void (ptr)")
+        claim = b.assign("{ i32, i1 }", f"cmpxchg ptr {flag.ref}, i32 0, i32 1 acquire monotonic, align 4", "claim")
+        claimed = b.assign("i1", f"extractvalue {{ i32, i1 }} {claim.ref}, 1", "claimed")
+        owned, check_size, grow, reuse_done, fresh, merge = (
+            b.new_label(f"{name}.owned"),
+            b.new_label(f"{name}.check_size"),
+            b.new_label(f"{name}.grow"),
+            b.new_label(f"{name}.reused"),
+            b.new_label(f"{name}.fresh"),
+            b.new_label(f"{name}.ready"),
+        )
+        b.cond_br(claimed, owned, fresh)
+        b.start_block(owned)
+        b.br(check_size)
+        b.start_block(check_size)
+        capacity = b.load("i64", capacity_field, 8, "capacity")
+        kept = b.load("ptr", pointer_field, 8, "kept")
+        b.cond_br(b.icmp("uge", capacity, nbytes, "enough"), reuse_done, grow)
+        b.start_block(grow)
+        b.call("void", free, [kept])
+        grown = b.call("ptr", aligned_alloc, [int_const(64, HEAP_ALIGNMENT), nbytes], f"{name}.grown")
+        got = b.icmp("ne", grown, Value("ptr", "null"), "got")
+        b.store(grown, pointer_field, 8)
+        b.store(b.select(got, nbytes, int_const(64, 0), "new_capacity"), capacity_field, 8)
+        b.br(reuse_done)
+        b.start_block(reuse_done)
+        from_slot = b.assign("ptr", f"phi ptr [ {kept.ref}, %{check_size} ], [ {grown.ref}, %{grow} ]", "from_slot")
+        b.br(merge)
+        b.start_block(fresh)
+        own = b.call("ptr", aligned_alloc, [int_const(64, HEAP_ALIGNMENT), nbytes], f"{name}.own")
+        b.br(merge)
+        b.start_block(merge)
+        pointer = b.assign("ptr", f"phi ptr [ {from_slot.ref}, %{reuse_done} ], [ {own.ref}, %{fresh} ]", name)
+        return _HeapEntry(pointer, claimed, flag)
+
+    def _int_max(self, a: Value, b_: Value) -> Value:
+        fn = self.module.intrinsic(f"llvm.smax.{a.ty}", a.ty, [a.ty, a.ty])
+        return self.b.call(a.ty, fn, [a, b_], "max")

@@ -1,0 +1,400 @@
+"""Expressions and memory access of the LLVM backend (a part of the code generator).
+
+`ExprCodeGen` turns expression trees into instructions of the current function: scalar
+and vector arithmetic (through llvm_semantics for the total operations), Ramp and
+Broadcast, and loads and stores: dense vector accesses for stride-1 ramps, one dense load
+plus a shuffle for small constant strides, per-lane gathers and scatters otherwise. Bools
+are i1 in registers and bytes in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine.codegen.llvm_ir import (
+    FunctionBuilder,
+    ModuleBuilder,
+    Value,
+    const,
+    element_bytes,
+    int_const,
+    lanes_of,
+    llvm_type,
+    memory_scalar_type,
+    memory_type,
+    vector_of,
+)
+from engine.codegen.llvm_semantics import Semantics
+from engine.errors import CompileError
+from engine.ir import expr as E
+from engine.ir.types import Type
+from engine.stmt import Broadcast, Load, Ramp, Store
+
+if TYPE_CHECKING:
+    from engine.codegen.llvm import _Function
+
+_UNARY_MATH = {
+    "sqrt": "llvm.sqrt",
+    "exp": "llvm.exp",
+    "log": "llvm.log",
+    "sin": "llvm.sin",
+    "cos": "llvm.cos",
+    "tan": "llvm.tan",
+    "asin": "llvm.asin",
+    "acos": "llvm.acos",
+    "atan": "llvm.atan",
+    "sinh": "llvm.sinh",
+    "cosh": "llvm.cosh",
+    "tanh": "llvm.tanh",
+    "floor": "llvm.floor",
+    "ceil": "llvm.ceil",
+    "round": "llvm.roundeven",
+    "trunc": "llvm.trunc",
+}
+
+
+def constant_int(e: E.Expr) -> int | None:
+    """The integer value of a constant (or a broadcast constant), else None."""
+    while isinstance(e, Broadcast):
+        e = e.value
+    if isinstance(e, E.Const) and not e.type().is_float():
+        return int(e.value)
+    return None
+
+
+@dataclass
+class BufferRef:
+    """A buffer visible in the code: its base pointer and element type."""
+
+    pointer: Value
+    type: Type
+
+
+class ExprCodeGen:
+    """Expression code generation; the statement generator in llvm.py derives from it and
+    provides `fn` (the function being generated), `module` and `_memo`."""
+
+    fn: _Function
+    module: ModuleBuilder
+    _memo: dict[int, tuple[E.Expr, Value]] | None
+
+    def _init_expressions(self) -> None:
+        """The handler of each expression node type (exact types: no isinstance chains)."""
+        self._expr_dispatch: dict[type, Callable[[E.Expr], Value]] = {
+            E.Const: self._const,
+            E.Variable: self._variable,
+            E.Cast: self._cast_expr,
+            E.Add: self._arith,
+            E.Sub: self._arith,
+            E.Mul: self._arith,
+            E.Div: self._div,
+            E.Mod: self._mod,
+            E.Min: self._min_max,
+            E.Max: self._min_max,
+            E.EQ: self._compare,
+            E.NE: self._compare,
+            E.LT: self._compare,
+            E.LE: self._compare,
+            E.GT: self._compare,
+            E.GE: self._compare,
+            E.And: self._logical,
+            E.Or: self._logical,
+            E.Not: self._not,
+            E.Select: self._select,
+            E.Let: self._let,
+            E.Call: self._call,
+            Load: self._load,
+            Ramp: self._ramp,
+            Broadcast: self._broadcast,
+        }
+
+    @property
+    def b(self) -> FunctionBuilder:
+        return self.fn.builder
+
+    @property
+    def ops(self) -> Semantics:
+        return Semantics(self.fn.builder, self.module)
+
+    # ====================================================================== memory
+    def _buffer(self, name: str) -> BufferRef:
+        ref = self.fn.buffers.get(name)
+        if ref is None:
+            raise CompileError(f"buffer `{name}` is not an argument or an enclosing allocation")
+        return ref
+
+    def _store(self, s: Store) -> None:
+        ref = self._buffer(s.buffer)
+        value = self._expr(s.value, hint=f"{s.buffer}.value")
+        t = s.value.type().with_lanes(lanes_of(value.ty))
+        if t.is_bool():
+            value = self.b.convert("zext", value, vector_of("i8", t.lanes))
+        elem = memory_scalar_type(t.element_of())
+        align = element_bytes(t)
+        b = self.b
+        if t.lanes == 1:
+            p = b.gep(elem, ref.pointer, self._index64(self._expr(s.index, hint="index")), f"{s.buffer}.addr")
+            b.store(value, p, align)
+            return
+        idx = s.index
+        if isinstance(idx, Ramp) and constant_int(idx.stride) == 1:
+            base = self._expr(idx.base, hint="index")
+            p = b.gep(elem, ref.pointer, self._index64(base), f"{s.buffer}.addr")
+            b.store(value, p, align)
+            return
+        for lane, lane_index in enumerate(self._lane_indices(idx, t.lanes)):
+            p = b.gep(elem, ref.pointer, self._index64(lane_index), f"{s.buffer}.addr")
+            v = b.assign(elem, f"extractelement {value}, i32 {lane}", "lane")
+            b.store(v, p, align)
+
+    def _index64(self, index: Value) -> Value:
+        ty = "i64" if not index.ty.startswith("<") else index.ty.replace("i32", "i64")
+        return self.b.convert("sext", index, ty, "idx")
+
+    def _lane_indices(self, idx: E.Expr, lanes: int) -> list[Value]:
+        """Scalar i32 indices of each lane of a vector index (for gathers and scatters)."""
+        b = self.b
+        if isinstance(idx, Ramp):
+            base = self._expr(idx.base, hint="index")
+            stride = self._expr(idx.stride, hint="stride")
+            out = [base]
+            for k in range(1, lanes):
+                out.append(b.binop("add", base, b.binop("mul", stride, int_const(32, k)), "lane_index"))
+            return out
+        if isinstance(idx, Broadcast):
+            v = self._expr(idx.value, hint="index")
+            return [v] * lanes
+        vec = self._expr(idx, hint="index")
+        return [b.assign("i32", f"extractelement {vec}, i32 {k}", "lane_index") for k in range(lanes)]
+
+    # ====================================================================== expressions
+    def _expr(self, e: E.Expr, hint: str = "t") -> Value:
+        """The value of e. Expression code is straight-line (no branches), so a node met
+        twice within one top-level expression reuses its first value (shared subtrees
+        are common in vectorized code, and the "fast" level runs no CSE pass)."""
+        top = self._memo is None
+        if top:
+            self._memo = {}
+        try:
+            memo = self._memo
+            hit = memo.get(id(e))
+            if hit is not None and hit[0] is e:
+                return hit[1]
+            handler = self._expr_dispatch.get(type(e))
+            if handler is None:
+                raise CompileError(
+                    f"the LLVM backend cannot compile a {type(e).__name__} expression (lowering left it)"
+                )
+            value = handler(e)
+            self._memo[id(e)] = (e, value)
+            return value
+        finally:
+            if top:
+                self._memo = None
+
+    def _const(self, e: E.Const) -> Value:
+        return const(e.type(), e.value)
+
+    def _variable(self, e: E.Variable) -> Value:
+        v = self.fn.scope.get(e.name)
+        if v is None:
+            raise CompileError(f"variable `{e.name}` is used but not defined in the lowered statement")
+        expected = llvm_type(e.type())
+        if v.ty != expected:
+            raise CompileError(f"variable `{e.name}` has type {e.type()} here but was bound to a {v.ty} value")
+        return v
+
+    def _let(self, e: E.Let) -> Value:
+        value = self._expr(e.value, hint=e.name)
+        outer_memo, self._memo = self._memo, {}  # inside, nodes may see another binding
+        try:
+            with self._bound(e.name, value):
+                return self._expr(e.body)
+        finally:
+            self._memo = outer_memo
+
+    # ------------------------------------------------------------------ casts
+    def _cast_expr(self, e: E.Cast) -> Value:
+        v = self._expr(e.value)
+        lanes = lanes_of(v.ty)
+        return self.ops.cast(v, e.value.type().with_lanes(lanes), e.type().with_lanes(lanes))
+
+    # ------------------------------------------------------------------ arithmetic
+    def _arith(self, e: E.BinaryOp) -> Value:
+        a, c = self._expr(e.a), self._expr(e.b)
+        op = {E.Add: "add", E.Sub: "sub", E.Mul: "mul"}[type(e)]
+        if e.type().is_float():
+            op = "f" + op
+        return self.b.binop(op, a, c, op)
+
+    def _div(self, e: E.Div) -> Value:
+        t = e.type()
+        a, d = self._expr(e.a), self._expr(e.b)
+        if t.is_float():
+            return self.b.binop("fdiv", a, d, "fdiv")
+        return self.ops.int_div(a, d, t, constant_int(e.b))
+
+    def _mod(self, e: E.Mod) -> Value:
+        t = e.type()
+        a, d = self._expr(e.a), self._expr(e.b)
+        if t.is_float():
+            return self.ops.float_mod(a, d, t)
+        return self.ops.int_mod(a, d, t, constant_int(e.b))
+
+    def _min_max(self, e: E.BinaryOp) -> Value:
+        a, c = self._expr(e.a), self._expr(e.b)
+        return self.ops.min_max(a, c, e.type().with_lanes(lanes_of(a.ty)), isinstance(e, E.Min))
+
+    def _compare(self, e: E.Compare) -> Value:
+        t = e.a.type()
+        a, c = self._expr(e.a), self._expr(e.b)
+        kind = type(e)
+        if t.is_float():
+            pred = {E.EQ: "oeq", E.NE: "une", E.LT: "olt", E.LE: "ole", E.GT: "ogt", E.GE: "oge"}[kind]
+            return self.b.fcmp(pred, a, c)
+        sign = "s" if t.is_int() else "u"
+        pred = {E.EQ: "eq", E.NE: "ne", E.LT: "lt", E.LE: "le", E.GT: "gt", E.GE: "ge"}[kind]
+        if pred not in ("eq", "ne"):
+            pred = sign + pred
+        return self.b.icmp(pred, a, c)
+
+    def _logical(self, e: E.BinaryOp) -> Value:
+        a, c = self._expr(e.a), self._expr(e.b)
+        return self.b.binop("and" if isinstance(e, E.And) else "or", a, c, "logic")
+
+    def _not(self, e: E.Not) -> Value:
+        # Compare and Not claim a scalar bool type even for vector operands: trust the value.
+        a = self._expr(e.a)
+        return self.b.binop("xor", a, const(Type("uint", 1, lanes_of(a.ty)), 1), "not")
+
+    def _select(self, e: E.Select) -> Value:
+        cond = self._expr(e.cond)
+        return self.b.select(cond, self._expr(e.true_value), self._expr(e.false_value))
+
+    # ------------------------------------------------------------------ vectors
+    def _ramp(self, e: Ramp) -> Value:
+        t = e.type()
+        if t.lanes == 1:
+            return self._expr(e.base)
+        base = self._splat(self._expr(e.base), t)
+        stride = constant_int(e.stride)
+        if stride is not None and not t.is_float():
+            offsets = self._vector_literal(t, [k * stride for k in range(t.lanes)])
+            return self.b.binop("add", base, offsets, "ramp")
+        step = self._splat(self._expr(e.stride), t)
+        lanes = self._vector_literal(t, list(range(t.lanes)))
+        op, mul = ("fadd", "fmul") if t.is_float() else ("add", "mul")
+        return self.b.binop(op, base, self.b.binop(mul, step, lanes), "ramp")
+
+    def _vector_literal(self, t: Type, values: list[int | float]) -> Value:
+        elem = t.element_of()
+        items = ", ".join(f"{const(elem, v)}" for v in values)
+        return Value(llvm_type(t), f"<{items}>")
+
+    def _broadcast(self, e: Broadcast) -> Value:
+        if e.value.type().lanes != 1:
+            raise CompileError(f"broadcast of the vector {e.value} is not supported")
+        if e.lanes == 1:
+            return self._expr(e.value)
+        if isinstance(e.value, E.Const):
+            return const(e.type(), e.value.value)
+        return self._splat(self._expr(e.value), e.type())
+
+    def _splat(self, scalar: Value, t: Type) -> Value:
+        """scalar in every lane of a vector of type t (scalar itself when t has one lane)."""
+        if t.lanes == 1 or scalar.ty.startswith("<"):
+            return scalar
+        ty = vector_of(scalar.ty, t.lanes)
+        one = self.b.assign(ty, f"insertelement {ty} poison, {scalar}, i64 0", "splat")
+        return self.b.assign(ty, f"shufflevector {one}, {ty} poison, <{t.lanes} x i32> zeroinitializer", "splat")
+
+    def _load(self, e: Load) -> Value:
+        ref = self._buffer(e.buffer)
+        t = e.type()
+        elem = memory_scalar_type(t.element_of())
+        align = element_bytes(t)
+        b = self.b
+        if t.lanes == 1:
+            p = b.gep(elem, ref.pointer, self._index64(self._expr(e.index, hint="index")), f"{e.buffer}.addr")
+            return self._from_memory(b.load(elem, p, align, e.buffer), t)
+        idx = e.index
+        stride = constant_int(idx.stride) if isinstance(idx, Ramp) else None
+        if isinstance(idx, Broadcast) or stride == 0:
+            scalar_index = idx.value if isinstance(idx, Broadcast) else idx.base
+            p = b.gep(elem, ref.pointer, self._index64(self._expr(scalar_index, hint="index")), f"{e.buffer}.addr")
+            scalar = self._from_memory(b.load(elem, p, align, e.buffer), t.element_of())
+            return self._splat(scalar, t)
+        if isinstance(idx, Ramp) and stride is not None and 1 <= abs(stride) <= 4:
+            return self._strided_dense_load(ref, e.buffer, idx, stride, t)
+        lanes = []
+        for lane_index in self._lane_indices(idx, t.lanes):
+            p = b.gep(elem, ref.pointer, self._index64(lane_index), f"{e.buffer}.addr")
+            lanes.append(b.load(elem, p, align, e.buffer))
+        vec_ty = memory_type(t)
+        vec = Value(vec_ty, "poison")
+        for k, v in enumerate(lanes):
+            vec = b.assign(vec_ty, f"insertelement {vec}, {v}, i32 {k}", "gather")
+        return self._from_memory(vec, t)
+
+    def _strided_dense_load(self, ref: BufferRef, buffer: str, idx: Ramp, stride: int, t: Type) -> Value:
+        """Lanes base + k*stride for small |stride|: one dense load of exactly the span they
+        cover, then a shuffle picking every stride-th element (never reads outside it)."""
+        b = self.b
+        elem = memory_scalar_type(t.element_of())
+        lanes = t.lanes
+        span = (lanes - 1) * abs(stride) + 1
+        base = self._expr(idx.base, hint="index")
+        first = base if stride > 0 else b.binop("add", base, int_const(32, (lanes - 1) * stride), "first")
+        p = b.gep(elem, ref.pointer, self._index64(first), f"{buffer}.addr")
+        span_ty = vector_of(elem, span)
+        block = b.load(span_ty, p, element_bytes(t), buffer)
+        if span == lanes and stride == 1:
+            return self._from_memory(block, t)
+        picks = [k * stride if stride > 0 else span - 1 + k * stride for k in range(lanes)]
+        mask = ", ".join(f"i32 {i}" for i in picks)
+        picked = b.assign(
+            memory_type(t), f"shufflevector {block}, {span_ty} poison, <{lanes} x i32> <{mask}>", "strided"
+        )
+        return self._from_memory(picked, t)
+
+    def _from_memory(self, v: Value, t: Type) -> Value:
+        if t.is_bool():
+            return self.b.icmp("ne", v, const(Type("uint", 8, t.lanes), 0), "bool")
+        return v
+
+    # ------------------------------------------------------------------ intrinsics
+    def _call(self, e: E.Call) -> Value:
+        if e.call_kind != "intrinsic":
+            raise CompileError(
+                f"call to {e.call_kind} `{e.name}` reached the LLVM backend; lowering must turn it into a Load"
+            )
+        name = e.name
+        t = e.type()
+        if name in _UNARY_MATH:
+            x = self._expr(e.args[0])
+            if not t.is_float():
+                raise CompileError(f"{name} needs a floating-point argument, got {t}")
+            return self.ops.math_call(_UNARY_MATH[name], t, [x])
+        if name in ("pow", "atan2"):
+            return self.ops.math_call(f"llvm.{name}", t, [self._expr(a) for a in e.args])
+        if name == "is_nan":
+            x = self._expr(e.args[0])
+            return self.b.fcmp("uno", x, x, "isnan")
+        if name == "abs":
+            return self.ops.abs(self._expr(e.args[0]), e.args[0].type())
+        if name == "absd":
+            return self.ops.absd(self._expr(e.args[0]), self._expr(e.args[1]), e.args[0].type())
+        if name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+            a, c = self._expr(e.args[0]), self._expr(e.args[1])
+            return self.b.binop(name.split("_")[1], a, c, name)
+        if name == "bitwise_not":
+            a = self._expr(e.args[0])
+            return self.b.binop("xor", a, const(e.args[0].type(), -1), "bitnot")
+        if name in ("shift_left", "shift_right"):
+            known = constant_int(e.args[1])
+            amount = self._expr(e.args[1]) if known is None else None
+            left = name == "shift_left"
+            return self.ops.shift(self._expr(e.args[0]), amount, t, e.args[1].type(), left, known)
+        raise CompileError(f"the LLVM backend has no implementation of the intrinsic `{name}`")

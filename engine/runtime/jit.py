@@ -1,0 +1,441 @@
+"""Compiling pipelines in-process: LLVM -> object code -> LLJIT, with a two-level cache.
+
+`compile_pipeline(lowered)` generates the module's IR, looks its key up in an in-memory
+cache of linked libraries and then in an on-disk cache of object files
+(PIXELWEAVE_CACHE_DIR, default ~/.cache/pixelweave), and only on a miss runs LLVM. The key
+hashes the IR text, the target (triple, CPU, features), the level and the llvmlite/LLVM
+versions. Object files are stored with a checksum: a corrupted or truncated file is
+detected before LLVM sees it, discarded and recompiled.
+
+Linking uses llvmlite's LLJIT, which raises on unresolved symbols (MCJIT silently leaves
+them at address 0). The parallel runtime (thread_pool.py) is one JIT library per process,
+linked once and never unloaded, because its worker threads live as long as the process.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import ctypes
+import hashlib
+import os
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import llvmlite
+import llvmlite.binding as llvm
+import numpy as np
+
+from engine.codegen.llvm import (
+    CONTEXT_MESSAGE_OFFSET,
+    CONTEXT_PROFILE_OFFSET,
+    ERROR_MESSAGE_BYTES,
+    ErrorCode,
+    GeneratedModule,
+    generate_module,
+)
+from engine.codegen.llvm_ir import ModuleBuilder
+from engine.codegen.target import (
+    TargetSpec,
+    check_level,
+    compile_ir_to_object,
+    create_target_machine,
+    data_layout,
+    missing_host_features,
+    resolve_target,
+)
+from engine.errors import CompileError, InputError, RuntimeFailure
+from engine.lowered import Argument, LoweredPipeline
+from engine.runtime import thread_pool
+from engine.runtime.buffer import describe_array, scalar_argument
+
+CACHE_DIR_ENV = "PIXELWEAVE_CACHE_DIR"
+CODEGEN_VERSION = "pixelweave-llvm-1"
+MEMORY_CACHE_ENTRIES = 64
+DISK_CACHE_ENTRIES = 2000  # the oldest object files beyond this many are deleted
+_OBJECT_MAGIC = b"PWOBJ1\n"
+
+_lock = threading.RLock()  # LLVM's global context and the JIT are not thread-safe
+
+
+# ------------------------------------------------------------------------------ JIT libraries
+
+
+@dataclass
+class _JitLibrary:
+    """A linked library; its code stays mapped as long as this object (the tracker) lives."""
+
+    tracker: Any
+    addresses: dict[str, int]
+
+    def __getitem__(self, symbol: str) -> int:
+        return self.addresses[symbol]
+
+
+class _Jit:
+    """The process-wide LLJIT instance and its runtime library."""
+
+    def __init__(self) -> None:
+        spec = resolve_target("host")
+        self.spec = spec
+        self._target_machine = create_target_machine(spec, "full")
+        self.lljit = llvm.create_lljit_compiler(self._target_machine)
+        self._count = 0
+        runtime = ModuleBuilder("pw_runtime", spec.triple, data_layout(spec))
+        thread_pool.add_thread_pool(runtime, arch=spec.arch, export=True, with_destructor=False)
+        obj, _ = _object_code(runtime.render(), spec, "full", use_cache=True)
+        self.runtime = self.link(obj, "pw_runtime", [thread_pool.PARALLEL_FOR, thread_pool.STATS], runtime=False)
+        # Never unloaded: workers may sleep in its code until the process exits.
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(self.runtime))
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(self.lljit))
+
+    def link(
+        self, obj: bytes, name: str, exports: Sequence[str], *, runtime: bool = True, release: str | None = None
+    ) -> _JitLibrary:
+        """Link obj as a new JIT library; `release` names a function that frees the memory
+        the library keeps between calls, run before the library's code is unmapped."""
+        self._count += 1
+        builder = llvm.JITLibraryBuilder().add_object_img(obj)
+        if runtime:
+            builder.add_jit_library("pw_runtime")
+        builder.add_current_process()
+        for symbol in exports:
+            builder.export_symbol(symbol)
+        library_name = name if not runtime else f"{name}.{self._count}"
+        tracker = builder.link(self.lljit, library_name)
+        library = _JitLibrary(tracker, {s: tracker[s] for s in exports})
+        if release is not None:
+            finalizer = weakref.finalize(library, _release_library_memory, tracker[release], tracker)
+            finalizer.atexit = False
+        return library
+
+
+def _release_library_memory(address: int, tracker: Any) -> None:
+    """Free a library's kept scratch storage; holding tracker keeps its code mapped until then."""
+    ctypes.CFUNCTYPE(None)(address)()
+    del tracker
+
+
+_jit: _Jit | None = None
+
+
+def _get_jit() -> _Jit:
+    global _jit
+    with _lock:
+        if _jit is None:
+            _jit = _Jit()
+        return _jit
+
+
+def parallel_runtime_stats() -> dict[str, int]:
+    """Worker threads of the process-wide pool (-1 before first use) and how many times a
+    worker joined a parallel loop (to check that loops really ran on several threads)."""
+    jit = _get_jit()
+    out = (ctypes.c_int64 * 2)()
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(jit.runtime[thread_pool.STATS])(ctypes.addressof(out))
+    return {"workers": int(out[0]), "worker_joins": int(out[1])}
+
+
+# ------------------------------------------------------------------------------ the cache
+
+
+def cache_directory() -> Path:
+    """Where object files are cached: $PIXELWEAVE_CACHE_DIR, else ~/.cache/pixelweave."""
+    configured = os.environ.get(CACHE_DIR_ENV)
+    return Path(configured) if configured else Path.home() / ".cache" / "pixelweave"
+
+
+def cache_key(ir_text: str, spec: TargetSpec, level: str, *, pic: bool = False) -> str:
+    h = hashlib.sha256()
+    for part in (
+        CODEGEN_VERSION,
+        llvmlite.__version__,
+        ".".join(map(str, llvm.llvm_version_info)),
+        spec.triple,
+        spec.cpu,
+        spec.features,
+        level,
+        "pic" if pic else "jit",
+        ir_text,
+    ):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _read_cached_object(path: Path) -> bytes | None:
+    """The object stored at path, or None if missing or corrupted (then it is removed)."""
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    header = len(_OBJECT_MAGIC) + 32
+    if len(blob) > header and blob.startswith(_OBJECT_MAGIC):
+        digest, data = blob[len(_OBJECT_MAGIC) : header], blob[header:]
+        if hashlib.sha256(data).digest() == digest:
+            with contextlib.suppress(OSError):
+                os.utime(path)  # recently used: pruned last
+            return data
+    with contextlib.suppress(OSError):
+        path.unlink()
+    return None
+
+
+def _write_cached_object(path: Path, data: bytes) -> None:
+    """Store data atomically (temporary file + rename); a cache that cannot be written is
+    simply not used."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".o")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(_OBJECT_MAGIC + hashlib.sha256(data).digest() + data)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        _prune_disk_cache(path.parent)
+    except OSError:
+        pass
+
+
+def _prune_disk_cache(directory: Path) -> None:
+    """Keep the newest DISK_CACHE_ENTRIES object files (only runs after a compile miss)."""
+    entries = [e for e in os.scandir(directory) if e.name.endswith(".o") and not e.name.startswith(".")]
+    if len(entries) <= DISK_CACHE_ENTRIES:
+        return
+    entries.sort(key=lambda e: e.stat().st_mtime)
+    for e in entries[: len(entries) - DISK_CACHE_ENTRIES]:
+        with contextlib.suppress(OSError):
+            os.unlink(e.path)
+
+
+def _object_code(ir_text: str, spec: TargetSpec, level: str, *, use_cache: bool) -> tuple[bytes, bool]:
+    """Object code for ir_text and whether it came from the disk cache."""
+    key = cache_key(ir_text, spec, level)
+    path = cache_directory() / f"{key}.o"
+    if use_cache:
+        data = _read_cached_object(path)
+        if data is not None:
+            return data, True
+    data = compile_ir_to_object(ir_text, spec, level).data
+    if use_cache:
+        _write_cached_object(path, data)
+    return data, False
+
+
+@dataclass
+class _MemoryEntry:
+    """Object code of a compiled module and, while some CompiledPipeline uses it, its linked
+    library (held weakly, so that the scratch memory of unused pipelines is freed)."""
+
+    object_code: bytes
+    library: weakref.ref[_JitLibrary] | None = None
+
+
+_memory_cache: collections.OrderedDict[str, _MemoryEntry] = collections.OrderedDict()
+
+
+def clear_memory_cache() -> None:
+    """Forget compiled modules (pipelines already compiled keep theirs)."""
+    with _lock:
+        _memory_cache.clear()
+
+
+# ------------------------------------------------------------------------------ compiling
+
+
+def compile_pipeline(
+    lowered: LoweredPipeline,
+    level: str = "fast",
+    profile: bool = False,
+    target: str = "host",
+    *,
+    cache: bool = True,
+) -> CompiledPipeline:
+    """Compile a lowered pipeline to native code in this process.
+
+    level "fast" compiles quickly for interactive previews; "full" is LLVM -O3 without its
+    loop vectorizer (schedules vectorize explicitly). profile=True times every produced Func
+    (`CompiledPipeline.last_profile`: seconds per Func, inclusive of producers nested in it;
+    inside parallel loops, the sum over threads). target is "host" or a portable x86-64
+    level this CPU can run. cache=False skips both caches (for measuring compile time).
+    """
+    start = time.perf_counter()
+    check_level(level)
+    spec = resolve_target(target)
+    missing = missing_host_features(spec)
+    if missing:
+        raise CompileError(
+            f"target {target} needs CPU features this machine lacks ({', '.join(missing)}), so its code cannot "
+            "run here; use export_library to build for other machines"
+        )
+    jit = _get_jit()
+    module = generate_module(lowered, triple=spec.triple, datalayout=data_layout(spec), profile=profile)
+    key = cache_key(module.ir, spec, level)
+    exports = [
+        module.entry_symbol,
+        module.argv_symbol,
+        module.argv_context_symbol,
+        module.error_message_symbol,
+        module.release_memory_symbol,
+    ]
+
+    def link(obj: bytes) -> _JitLibrary:
+        return jit.link(obj, lowered.name, exports, release=module.release_memory_symbol)
+
+    with _lock:
+        entry = _memory_cache.get(key) if cache else None
+        library = entry.library() if entry is not None and entry.library is not None else None
+        hit: str | None = "memory" if entry is not None else None
+        if entry is None:
+            obj, from_disk = _object_code(module.ir, spec, level, use_cache=cache)
+            hit = "disk" if from_disk else None
+            try:
+                library = link(obj)
+            except RuntimeError:
+                if not from_disk:
+                    raise
+                # A valid-looking but unusable cached object: recompile it once.
+                obj, _ = _object_code(module.ir, spec, level, use_cache=False)
+                _write_cached_object(cache_directory() / f"{key}.o", obj)
+                library, hit = link(obj), None
+            entry = _MemoryEntry(obj)
+            if cache:
+                _memory_cache[key] = entry
+                while len(_memory_cache) > MEMORY_CACHE_ENTRIES:
+                    _memory_cache.popitem(last=False)
+        elif library is None:
+            library = link(entry.object_code)
+        if cache:
+            _memory_cache.move_to_end(key)
+        entry.library = weakref.ref(library)
+    return CompiledPipeline(
+        module,
+        library,
+        level=level,
+        target=spec,
+        compile_seconds=time.perf_counter() - start,
+        cache_hit=hit,
+    )
+
+
+class CompiledPipeline:
+    """A pipeline compiled to native code, callable on NumPy arrays.
+
+    Call it with every argument by name: arrays for buffers (inputs and outputs; outputs
+    are written in place), numbers for scalars, e.g. `fn({"input": a, "gain": 2.0},
+    outputs={"out": o})`. The native code runs without the GIL, on the persistent thread
+    pool for parallel loops. A failure inside the generated code raises RuntimeFailure
+    with its message. Intermediate buffers allocated once per call are kept for the next
+    call (fresh memory costs page faults); `release_memory()` frees them.
+    `compile_seconds` and `last_run_seconds` time compilation and the last native call
+    separately; `last_profile` holds {Func: seconds} in profiling builds.
+    """
+
+    def __init__(
+        self,
+        module: GeneratedModule,
+        library: _JitLibrary,
+        *,
+        level: str,
+        target: TargetSpec,
+        compile_seconds: float,
+        cache_hit: str | None,
+    ) -> None:
+        self.name = module.name
+        self.arguments: list[Argument] = module.arguments
+        self.llvm_ir = module.ir
+        self.level = level
+        self.target = target
+        self.compile_seconds = compile_seconds
+        self.cache_hit = cache_hit
+        self.profile_names = list(module.profile_names)
+        self.last_run_seconds: float | None = None
+        self.last_profile: dict[str, float] | None = None
+        self._library = library
+        self._argv_entry = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(
+            library[module.argv_context_symbol]
+        )
+        self._context_bytes = module.context_bytes
+        self._release_memory = ctypes.CFUNCTYPE(None)(library[module.release_memory_symbol])
+        self.entry_address = library[module.entry_symbol]
+
+    @property
+    def profile(self) -> bool:
+        return bool(self.profile_names)
+
+    def __call__(
+        self,
+        args: Mapping[str, Any] | None = None,
+        outputs: Mapping[str, np.ndarray] | None = None,
+        *,
+        mins: Mapping[str, Sequence[int]] | None = None,
+    ) -> None:
+        given = dict(args or {})
+        for name, value in (outputs or {}).items():
+            if name in given:
+                raise InputError(f"argument `{name}` is given twice")
+            given[name] = value
+        known = {a.name for a in self.arguments}
+        for name in list(given) + list(mins or {}):
+            if name not in known:
+                choices = ", ".join(a.name for a in self.arguments) or "none"
+                raise InputError(f"`{name}` is not an argument of pipeline `{self.name}` (its arguments: {choices})")
+        argv = (ctypes.c_void_p * max(len(self.arguments), 1))()
+        keep_alive: list[Any] = [argv]
+        for i, a in enumerate(self.arguments):
+            if a.name not in given:
+                raise InputError(f"no value given for {'output' if a.is_output else 'argument'} `{a.name}`")
+            value = given[a.name]
+            if a.is_buffer():
+                desc = describe_array(
+                    value,
+                    name=a.name,
+                    type=a.type,
+                    dimensions=a.dimensions,
+                    mins=(mins or {}).get(a.name),
+                    output=a.is_output,
+                )
+                argv[i] = desc.address
+                keep_alive.append(desc)
+            else:
+                scalar = scalar_argument(a.name, a.type, value)
+                argv[i] = ctypes.addressof(scalar)
+                keep_alive.append(scalar)
+        context = ctypes.create_string_buffer(self._context_bytes)  # this call's message and profile
+        start = time.perf_counter()
+        code = self._argv_entry(ctypes.addressof(argv), ctypes.addressof(context))  # without the GIL
+        self.last_run_seconds = time.perf_counter() - start
+        del keep_alive
+        if self.profile_names:
+            counters = (ctypes.c_int64 * len(self.profile_names)).from_buffer(context, CONTEXT_PROFILE_OFFSET)
+            self.last_profile = {n: counters[i] * 1e-9 for i, n in enumerate(self.profile_names)}
+        if code != 0:
+            raise RuntimeFailure(self._failure_message(code, context))
+
+    def release_memory(self) -> None:
+        """Free the intermediate buffers kept for the next call (they are also freed when the
+        last CompiledPipeline using this code is garbage collected)."""
+        self._release_memory()
+
+    def _failure_message(self, code: int, context: ctypes.Array) -> str:
+        raw = context.raw[CONTEXT_MESSAGE_OFFSET : CONTEXT_MESSAGE_OFFSET + ERROR_MESSAGE_BYTES]
+        message = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+        if not message:
+            try:
+                kind = ErrorCode(code).name.lower().replace("_", " ")
+            except ValueError:
+                kind = "unknown error"
+            message = f"pipeline `{self.name}` failed with error code {code} ({kind})"
+        return message
+
+    def __repr__(self) -> str:
+        args = ", ".join(a.name for a in self.arguments)
+        return f"<CompiledPipeline {self.name}({args}) level={self.level} target={self.target.name}>"
