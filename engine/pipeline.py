@@ -122,6 +122,20 @@ class Pipeline:
         self._compiled[key] = compiled
         return compiled
 
+    def compile_to_library(self, name: str, directory: str = ".", target: str = "host"):
+        """Write NAME.o, libNAME.so and NAME.h (the C ABI: buffer descriptors, scalar
+        parameters, an int error code and NAME_error_message()) into directory."""
+        import re
+
+        from engine.lower import deep_recursion, lower
+        from engine.runtime.library import export_library
+
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise CompileError(f"library name {name!r} must be a C identifier (letters, digits, underscores)")
+        lowering = lower(self, target if target == "opencl" else "host", name=name)
+        with deep_recursion():
+            return export_library(lowering.lowered, name, directory, target)
+
     def realize(
         self,
         sizes: list[int] | tuple[int, ...],
