@@ -89,7 +89,8 @@ def check_sizes(pipeline: Pipeline, sizes: Any) -> list[int]:
     for out in pipeline.outputs:
         if out.dimensions() != len(sizes):
             raise InputError(
-                f"output `{out.name()}` has {out.dimensions()} dimensions, but {len(sizes)} sizes were given"
+                f"output `{out.name()}` has {out.dimensions()} dimensions, but {len(sizes)} "
+                f"size{' was' if len(sizes) == 1 else 's were'} given"
             )
     for i, s in enumerate(sizes):
         if s < 0:
@@ -145,6 +146,7 @@ class ReferenceEvaluator:
 
     def infer_regions(self, sizes: list[int]) -> dict[int, Box]:
         regions: dict[int, Box] = {}
+        self.output_sizes = list(sizes)
         for out in self.pipeline.outputs:
             regions[id(out)] = [Interval(0, s - 1) for s in sizes]
         self.required_images: dict[str, Box] = {}
@@ -231,7 +233,16 @@ class ReferenceEvaluator:
                 if box is None:
                     continue
                 self.buffers[id(f)] = self._realize_func(f, box)
-        return [self.buffers[id(out)].array for out in self.pipeline.outputs]
+        # An output that another stage also reads may have been computed over more than was
+        # asked for: return the requested box only, as Halide does.
+        results = []
+        for out in self.pipeline.outputs:
+            buf = self.buffers[id(out)]
+            window = tuple(
+                slice(-lo, -lo + n) for lo, n in zip(reversed(buf.mins), reversed(self.output_sizes), strict=True)
+            )
+            results.append(np.ascontiguousarray(buf.array[window]))
+        return results
 
     def _coords(self, box: Box) -> list[np.ndarray]:
         n = len(box)

@@ -69,9 +69,11 @@ def literal_of_type(value: Any, t: Type, context: str = "") -> Expr:
     next to an integer expression make a float32 literal and the caller widens.
     """
     if isinstance(value, (float, np.floating)):
-        if t.is_float():
-            return Const(t, float(value))
-        return Const(Float(32), float(value))
+        # Halide's bindings make every Python float a float32 literal, even beside a
+        # float64 expression (0.1 becomes float32(0.1) widened; 1e300 becomes inf).
+        with np.errstate(over="ignore"):
+            rounded = float(np.float32(value))
+        return Const(t if t.is_float() else Float(32), rounded)
     value = int(value)
     if t.is_float():
         return Const(t, float(value))
@@ -106,7 +108,10 @@ def match_types(a: Expr, b: Expr) -> tuple[Expr, Expr]:
 
 
 def operands(a: Any, b: Any, context: str = "") -> tuple[Expr, Expr]:
-    """Coerce the two operands of a binary operator (Python numbers adopt the other's type)."""
+    """Coerce the two operands of a binary operator (Python numbers adopt the other's type;
+    an int beyond int32 is an int64 Expr, mixed by the Expr rules, as in Halide's bindings)."""
+    if _is_wide_int(a) or _is_wide_int(b):
+        return match_types(to_expr(a), to_expr(b))
     if is_python_number(b) and not is_python_number(a):
         a = to_expr(a)
         b = literal_of_type(b, a.type(), context)
@@ -116,6 +121,14 @@ def operands(a: Any, b: Any, context: str = "") -> tuple[Expr, Expr]:
     else:
         a, b = to_expr(a), to_expr(b)
     return match_types(a, b)
+
+
+def _is_wide_int(value: Any) -> bool:
+    return (
+        isinstance(value, (int, np.integer))
+        and not isinstance(value, (bool, np.bool_))
+        and not Int(32).can_represent(int(value))
+    )
 
 
 def const_value(e: Expr) -> int | float | None:

@@ -238,9 +238,9 @@ class FuncRef:
         f = self.func
         if f._pure is None:
             raise CompileError(
-                f"can't call Func `{f.name()}` because it has not yet been defined (a Func cannot "
-                "refer to itself in its pure definition: recursion needs an update definition over "
-                "an RDom)"
+                f"can't call Func `{f.name()}` because it has not yet been defined: define it before "
+                "using it (and a Func cannot refer to itself in its pure definition: recursion needs "
+                "an update definition over an RDom)"
             )
         coords = normalize_call_args(self.raw_args, f"Func `{f.name()}`")
         n = len(f._pure.args)

@@ -23,7 +23,8 @@ def lower_lerp(zero: E.Expr, one: E.Expr, weight: E.Expr) -> E.Expr:
             # An unsigned weight spans its type's range, as in Halide: w / (2^bits - 1).
             scale = Float(64) if wt.bits == 32 else Float(32)
             w = cast(t, E.Div(cast(scale, weight), E.Const(scale, float((1 << wt.bits) - 1))))
-        return E.Add(E.Mul(zero, E.Sub(E.Const(t, 1.0), w)), E.Mul(one, w))
+        # Halide 21 computes zero + (one - zero) * w, not zero * (1 - w) + one * w.
+        return E.Add(zero, E.Mul(E.Sub(one, zero), w))
     if t.is_bool():
         w = (
             weight

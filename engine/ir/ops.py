@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from engine.errors import CompileError
 from engine.ir import expr as E
 from engine.ir.coerce import cast, is_python_number, literal_of_type, match_types, operands, to_expr
@@ -101,40 +103,58 @@ def intrinsic(name: str, t: Type, *args: E.Expr) -> E.Call:
     return E.Call(t, name, tuple(args), "intrinsic")
 
 
+def _int_literal(value: Any, t: Type, name: str) -> E.Expr:
+    """A Python number beside an integer Expr of type t in a bitwise operator or shift."""
+    if isinstance(value, (float, np.floating)):
+        raise CompileError(f"{name} needs integer operands, but {value!r} is a float")
+    if not isinstance(value, (bool, np.bool_)) and not Int(32).can_represent(int(value)):
+        return to_expr(value)  # int64, then mixed with t by the Expr rules, as in Halide
+    return literal_of_type(value, t)
+
+
+def _bitwise_operands(name: str, a: Any, b: Any) -> tuple[E.Expr, E.Expr]:
+    if is_python_number(b) and not is_python_number(a):
+        a = to_expr(a)
+        b = _int_literal(b, a.type(), name)
+    elif is_python_number(a) and not is_python_number(b):
+        b = to_expr(b)
+        a = _int_literal(a, b.type(), name)
+    return to_expr(a), to_expr(b)
+
+
 def _bitwise(name: str, a: Any, b: Any) -> E.Expr:
-    ea, eb = to_expr(a) if not is_python_number(a) else a, to_expr(b) if not is_python_number(b) else b
+    ea, eb = _bitwise_operands(name, a, b)
     for v in (ea, eb):
-        if isinstance(v, E.Expr) and v.type().is_float():
+        if v.type().is_float():
             raise CompileError(f"{name} is not defined on floating-point expression {v}")
-    if isinstance(ea, E.Expr) and isinstance(eb, E.Expr):
-        ta, tb = ea.type(), eb.type()
-        if ta.is_bool() != tb.is_bool() or (not ta.is_bool() and ta.code != tb.code):
-            raise CompileError(
-                f"arguments to {name} must be both signed or both unsigned: {ea} has type {ta}, {eb} has type {tb}"
-            )
-    x, y = operands(ea, eb)
+    ta, tb = ea.type(), eb.type()
+    if ta.is_int() != tb.is_int():
+        raise CompileError(
+            f"arguments to {name} must be both signed or both unsigned: {ea} has type {ta}, {eb} has type {tb}"
+        )
+    x, y = match_types(ea, eb)
     return intrinsic(name, x.type(), x, y)
 
 
 def bitwise_and(a: Any, b: Any) -> E.Expr:
-    x, y = to_expr(a) if not is_python_number(a) else None, to_expr(b) if not is_python_number(b) else None
-    if (x is not None and x.type().is_bool()) and (y is None or y.type().is_bool()):
-        return logical_and(x, to_expr(b))
-    return _bitwise("bitwise_and", a, b)
+    x, y = _bitwise_operands("bitwise_and", a, b)
+    if x.type().is_bool() and y.type().is_bool():
+        return logical_and(x, y)
+    return _bitwise("bitwise_and", x, y)
 
 
 def bitwise_or(a: Any, b: Any) -> E.Expr:
-    x, y = to_expr(a) if not is_python_number(a) else None, to_expr(b) if not is_python_number(b) else None
-    if (x is not None and x.type().is_bool()) and (y is None or y.type().is_bool()):
-        return logical_or(x, to_expr(b))
-    return _bitwise("bitwise_or", a, b)
+    x, y = _bitwise_operands("bitwise_or", a, b)
+    if x.type().is_bool() and y.type().is_bool():
+        return logical_or(x, y)
+    return _bitwise("bitwise_or", x, y)
 
 
 def bitwise_xor(a: Any, b: Any) -> E.Expr:
-    x = to_expr(a) if not is_python_number(a) else None
-    if x is not None and x.type().is_bool():
-        return E.NE(*operands(x, b))
-    return _bitwise("bitwise_xor", a, b)
+    x, y = _bitwise_operands("bitwise_xor", a, b)
+    if x.type().is_bool() and y.type().is_bool():
+        return E.NE(x, y)
+    return _bitwise("bitwise_xor", x, y)
 
 
 def bitwise_not(a: Any) -> E.Expr:
@@ -147,17 +167,25 @@ def bitwise_not(a: Any) -> E.Expr:
 
 
 def _shift(name: str, a: Any, b: Any) -> E.Expr:
+    """Halide's shifts: the result has a's signedness, both widened to the wider width. A
+    Python int amount is unsigned of a's width; a negative one shifts the other way."""
+    if is_python_number(a) and not is_python_number(b):
+        a = to_expr(int(a) if isinstance(a, (bool, np.bool_)) else a)
     if is_python_number(b) and not is_python_number(a):
         a = to_expr(a)
-        b = literal_of_type(b, a.type())
-    elif is_python_number(a) and not is_python_number(b):
-        b = to_expr(b)
-        a = literal_of_type(a, b.type())
+        if isinstance(b, (float, np.floating)):
+            raise CompileError(f"{name} needs integer operands, but {b!r} is a float")
+        amount = int(b)
+        if Int(32).can_represent(amount):
+            if amount < 0:
+                name = "shift_right" if name == "shift_left" else "shift_left"
+                amount = -amount
+            b = literal_of_type(amount, UInt(a.type().bits))
     a, b = to_expr(a), to_expr(b)
     for v in (a, b):
-        if not v.type().is_integer() or v.type().is_bool():
+        if not v.type().is_integer() or (v.type().is_bool() and a.type() == b.type()):
             raise CompileError(f"{name} needs integer operands, but {v} has type {v.type()}")
-    bits = max_py(a.type().bits, b.type().bits)
+    bits = max_py(a.type().bits, b.type().bits)  # a bool beside an integer widens to its width
     a = cast(a.type().with_bits(bits), a)
     b = cast(b.type().with_bits(bits), b)
     return intrinsic(name, a.type(), a, b)
@@ -229,7 +257,7 @@ def pow(x: Any, y: Any) -> E.Expr:  # noqa: A001 - Halide's name
     """x ** y. An integer constant exponent multiplies out (keeping x's type); otherwise
     both are converted to floating point."""
     x, y = to_expr(x), to_expr(y)
-    if isinstance(y, E.Const) and y.type().is_integer() and not y.type().is_bool():
+    if isinstance(y, E.Const) and y.type().is_int():
         return _integer_power(x, int(y.value))
     x = _float_arg(x)
     y = cast(x.type(), y)
@@ -291,10 +319,11 @@ def clamp(x: Any, lo: Any, hi: Any) -> E.Expr:
     t = x.type()
     bounds = []
     for which, v in (("second", lo), ("third", hi)):
-        if is_python_number(v) and not (isinstance(v, float) and not t.is_float()):
-            bounds.append(literal_of_type(v, t, " in call to clamp"))
-            continue
         v = to_expr(v)
+        converted = _lossless_cast(t, v)
+        if converted is not None:
+            bounds.append(converted)
+            continue
         if v.type() != t:
             raise CompileError(
                 f"type mismatch in call to clamp: first argument ({x}) has type {t}, but {which} "
@@ -302,6 +331,33 @@ def clamp(x: Any, lo: Any, hi: Any) -> E.Expr:
             )
         bounds.append(v)
     return E.Max(E.Min(x, bounds[1]), bounds[0])
+
+
+def _type_holds(t: Type, other: Type) -> bool:
+    """Whether every value of type `other` is exactly a value of type t (Halide's Type::can_represent)."""
+    if t.is_int():
+        return (other.is_int() and other.bits <= t.bits) or (other.is_uint() and other.bits < t.bits)
+    if t.is_uint():
+        return other.is_uint() and other.bits <= t.bits
+    return (other.is_float() and other.bits <= t.bits) or (t.bits == 64 and other.bits <= 32) or other.bits <= 16
+
+
+def _lossless_cast(t: Type, e: E.Expr) -> E.Expr | None:
+    """e converted to t when no value can change (Halide's lossless_cast, for constants,
+    widening conversions and casts of narrower values), else None."""
+    if e.type() == t:
+        return e
+    if _type_holds(t, e.type()):
+        return cast(t, e)
+    if isinstance(e, E.Cast):
+        return _lossless_cast(t, e.value) if _type_holds(e.type(), e.value.type()) else None
+    if isinstance(e, E.Const):
+        if t.is_float():
+            exact = float(np.array(e.value).astype(t.numpy())) == e.value
+        else:
+            exact = t.can_represent(e.value)
+        return E.Const(t, e.value) if exact else None
+    return None
 
 
 def select(cond: Any, true_value: Any, false_value: Any, *more: Any) -> E.Expr:
@@ -356,6 +412,11 @@ def saturating_cast(t: Type, e: Any) -> E.Expr:
         if src.is_float() and src.bits > t.bits:
             return cast(t, E.Max(E.Min(e, E.Const(src, t.max())), E.Const(src, t.min())))
         return cast(t, e)
+    if src.is_float() and t.bits >= src.bits:
+        # Halide: t.max() is not a float32; it rounds up, so values from there on give t.max().
+        x = E.Max(e, E.Const(src, float(t.min())))
+        top = float(np.float32(t.max()))
+        return E.Select(E.GE(x, E.Const(src, top)), E.Const(t, t.max()), cast(t, x))
     if src.is_float():
         lo, hi = t.min(), t.max()
         # The largest float of src's precision not above hi (2^31 - 1 is not a float32).
@@ -391,6 +452,8 @@ def min_py(a: int, b: int) -> int:
 
 def _cast_helper(t: Type):
     def fn(e: Any) -> E.Expr:
+        if t.is_float() and isinstance(e, float):
+            return E.Const(t, e)  # Halide's f64(0.1) keeps the double, unlike cast(Float(64), 0.1)
         return cast(t, e)
 
     fn.__doc__ = f"cast(..., e) to {t}."

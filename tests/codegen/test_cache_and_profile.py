@@ -18,17 +18,22 @@ F32 = Float(32)
 
 
 def two_stage_pipeline(name: str, parallel: bool = False) -> LoweredPipeline:
-    """tmp = inp * 3 (produce tmp), out = tmp + 1 (produce out), over many rows of work."""
+    """tmp[r] = inp * 3 + r for 200 rows r (produce tmp), out = tmp[199] + 1 (produce out)."""
     x, r = var("x"), var("r")
     n = var("out.extent.0")
     work = E.Add(E.Mul(Load(F32, "inp", x), E.Const(F32, 3.0)), E.Cast(F32, r))
+    # Each pass r writes its own row of tmp, so the result does not depend on thread timing.
+    row = E.Add(x, E.Mul(r, n))
     produce_tmp = For("r", i32(0), i32(200), ForType.PARALLEL if parallel else ForType.SERIAL,
-                      For("x", i32(0), n, ForType.SERIAL, Store("tmp", work, x)))  # fmt: skip
-    produce_out = For("x", i32(0), n, ForType.SERIAL, Store("out", E.Add(Load(F32, "tmp", x), E.Const(F32, 1.0)), x))
+                      For("x", i32(0), n, ForType.SERIAL, Store("tmp", work, row)))  # fmt: skip
+    last_row = E.Add(x, E.Mul(i32(199), n))
+    produce_out = For(
+        "x", i32(0), n, ForType.SERIAL, Store("out", E.Add(Load(F32, "tmp", last_row), E.Const(F32, 1.0)), x)
+    )
     body = Allocate(
         "tmp",
         F32,
-        n,
+        E.Mul(n, i32(200)),
         False,
         Block([ProducerConsumer("tmp", True, produce_tmp), ProducerConsumer("out", True, produce_out)]),
     )
