@@ -185,3 +185,15 @@ def test_non_contiguous_input(camera):
     pipeline, _ = blur("tiled")
     data = camera.astype(np.uint16)[::2, :]  # every other row: a row stride of two rows
     same(pipeline, [128, 100], {"input": data})
+
+
+def test_profile_reports_time_per_func(camera):
+    pipeline, _ = blur("breadth_first")
+    fn = pipeline.compile(level="fast", profile=True)
+    data = camera.astype(np.uint16)
+    out = fn([512, 512], {"input": data})
+    np.testing.assert_array_equal(out, pipeline.realize_reference([512, 512], {"input": data}))
+    assert set(fn.last_profile) == {"blur_x", "blur_y"}
+    assert all(t > 0 for t in fn.last_profile.values())
+    assert fn.compile_seconds > 0 and fn.last_run_seconds > 0
+    assert pipeline.compile(level="fast").last_profile is None
