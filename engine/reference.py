@@ -392,6 +392,8 @@ class ReferenceEvaluator:
             raise CompileError(f"variable {e.name} has no value here")
         if isinstance(e, E.Cast):
             return cast_array(go(e.value), t)
+        if isinstance(e, (E.Add, E.Sub)) and t.is_bool():
+            return np.not_equal(go(e.a), go(e.b))  # one-bit arithmetic wraps: + and - are xor
         if isinstance(e, E.Add):
             return np.add(go(e.a), go(e.b), dtype=dt)
         if isinstance(e, E.Sub):

@@ -135,9 +135,9 @@ def _check_target(ctx: LoweringContext) -> None:
 def _arguments(ctx: LoweringContext) -> list[Argument]:
     args = [Argument(im.name(), "buffer", im.type(), im.dimensions()) for im in ctx.images]
     args += [Argument(p.name, "scalar", p.type()) for p in ctx.params]
-    for info in ctx.funcs:
-        if info.is_output:
-            args.append(Argument(info.name, "buffer", info.type, len(info.pure_vars), is_output=True))
+    for name in ctx.output_names:
+        info = ctx.by_name(name)
+        args.append(Argument(info.name, "buffer", info.type, len(info.pure_vars), is_output=True))
     return args
 
 

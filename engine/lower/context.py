@@ -3,12 +3,13 @@ definitions (after inlining) and its schedule, in realization order."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engine.errors import ScheduleError
 from engine.ir import expr as E
 from engine.ir.func import Definition, Func
 from engine.ir.param import ImageParam, Param
+from engine.ir.types import Int
 from engine.pipeline import Pipeline
 from engine.schedule import FuncSchedule, LoopLevel, StageSchedule
 
@@ -55,7 +56,10 @@ class LoweringContext:
     funcs: list[FuncInfo] = field(default_factory=list)  # realization order
     images: list[ImageParam] = field(default_factory=list)
     params: list[Param] = field(default_factory=list)
-    sliding: dict = field(default_factory=dict)  # Func name -> SlidingInfo, from the sliding window pass
+    sliding: dict = field(default_factory=dict)
+    output_names: list[str] = field(
+        default_factory=list
+    )  # in the order of pipeline.outputs  # Func name -> SlidingInfo, from the sliding window pass
 
     def info(self, func: Func) -> FuncInfo:
         for f in self.funcs:
@@ -92,7 +96,51 @@ def build_context(pipeline: Pipeline, target: str) -> LoweringContext:
         ctx.funcs.append(FuncInfo(f, name, stages, sched, id(f) in outputs, [a.name for a in f.args()]))
     for info in ctx.funcs:
         _validate_call_schedule(ctx, info)
+    ctx.output_names = [ctx.info(f).name for f in pipeline.outputs]
+    _copy_consumed_outputs(ctx, used)
     return ctx
+
+
+class _OutputCopy:
+    """Stands in for the Func of a synthetic output stage (see _copy_consumed_outputs)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+
+def _copy_consumed_outputs(ctx: LoweringContext, used: set[str]) -> None:
+    """An output that other stages also read may be needed beyond the requested region:
+    compute it into scratch storage over everything needed, and copy the requested region
+    into the output buffer (as Halide does)."""
+    called = {
+        id(call.target)
+        for info in ctx.funcs
+        for stage in info.stages
+        for e in (stage.definition.value, *stage.definition.args)
+        for call in call_targets(e)
+        if call.target is not info.func
+    }
+    for info in list(ctx.funcs):
+        if not info.is_output or id(info.func) not in called:
+            continue
+        out_name = info.name
+        internal = f"{out_name}_computed"
+        while internal in used:
+            internal += "_"
+        used.add(internal)
+        info.name = internal
+        info.is_output = False
+        info.schedule = replace(info.schedule, compute_level=LoopLevel.root(), store_level=None)
+        args = tuple(E.Variable(v, Int(32), "var") for v in info.pure_vars)
+        d = Definition(args, E.Call(info.type, internal, args, "func", info.func), pure_vars=tuple(info.pure_vars))
+        d.schedule = StageSchedule.for_definition(d)
+        copy = FuncInfo(
+            _OutputCopy(out_name), out_name, [StageInfo(d, d.schedule)], FuncSchedule(), True, info.pure_vars
+        )
+        ctx.funcs.append(copy)
 
 
 def _validate_call_schedule(ctx: LoweringContext, info: FuncInfo) -> None:

@@ -236,6 +236,16 @@ def _intrinsic_interval(e: E.Call, go) -> SymInterval:
         for a in e.args:
             if isinstance(a, E.Const) and a.value >= 0:
                 return SymInterval(E.Const(t, 0), a)
+    if e.name in ("shift_left", "shift_right") and not t.is_float():
+        a, k = args
+        if a.is_bounded() and isinstance(a.lo, E.Const) and isinstance(a.hi, E.Const) and k.is_point():
+            amount = k.lo.value if isinstance(k.lo, E.Const) else None
+            if amount is not None and 0 <= amount < t.bits:
+                if e.name == "shift_right":
+                    return SymInterval(E.Const(t, a.lo.value >> amount), E.Const(t, a.hi.value >> amount))
+                lo, hi = a.lo.value << amount, a.hi.value << amount
+                if t.min() <= lo and hi <= t.max():
+                    return SymInterval(E.Const(t, lo), E.Const(t, hi))
     if e.name in ("abs", "absd") and not t.is_float():
         return SymInterval(E.Const(t, 0), type_interval(t).hi)
     return type_interval(t)

@@ -197,3 +197,15 @@ def test_profile_reports_time_per_func(camera):
     assert all(t > 0 for t in fn.last_profile.values())
     assert fn.compile_seconds > 0 and fn.last_run_seconds > 0
     assert pipeline.compile(level="fast").last_profile is None
+
+
+def test_outputs_in_the_order_given_even_when_one_feeds_another(camera):
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.UInt(8), 2, "input")
+    first, second = pw.Func("first"), pw.Func("second")
+    first[x, y] = pw.u16(pw.BoundaryConditions.repeat_edge(inp)[x, y]) * 2
+    second[x, y] = pw.f32(first[x, y - 1] + first[x, y + 1]) * 0.5  # reads `first` beyond its region
+    first.vectorize(x, 8)
+    pipeline = pw.Pipeline([second, first])
+    a, b = same(pipeline, [64, 40], {"input": camera})
+    assert a.dtype == np.float32 and b.dtype == np.uint16 and b.shape == (40, 64)
