@@ -33,10 +33,12 @@ class LoweredPipeline:
     """A pipeline after lowering: a C identifier, its arguments and its statement.
 
     profile_names lists the Funcs whose ProducerConsumer blocks a profiling build times,
-    in order; error messages come from the AssertStmts inside body.
+    in order; error messages come from the AssertStmts inside body. strict_float=False lets
+    the backend fuse floating-point multiply-adds, as Halide does by default.
     """
 
     name: str
     arguments: list[Argument]
     body: Stmt
     profile_names: list[str] = field(default_factory=list)
+    strict_float: bool = True

@@ -456,10 +456,14 @@ def _num(v: float | int) -> str:
 
 
 def cast_array(a: Any, t: Any) -> np.ndarray:
-    """Halide's cast: integers wrap, floats truncate toward zero, anything != 0 is true."""
+    """Halide's cast: integers wrap, floats truncate toward zero. Bool is one unsigned bit,
+    so a cast to bool keeps the lowest bit (2 -> false), as in Halide."""
     a = np.asarray(a)
     if t.is_bool():
-        return a != 0
+        if a.dtype.kind == "f":  # (out of int32's range as the compiled code does: saturated)
+            whole = np.trunc(a).astype(np.float64)
+            a = np.where(np.isnan(whole), 0, np.clip(whole, -(2**31), 2**31 - 1)).astype(np.int64)
+        return (a & 1) != 0
     return a.astype(t.numpy())
 
 

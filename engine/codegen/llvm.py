@@ -254,6 +254,7 @@ class _CodeGen(ExprCodeGen):
     ) -> None:
         self.lowered = lowered
         self.module = module
+        self.strict_float = lowered.strict_float
         self.profile = profile
         self.thread_local_context = thread_local_context
         self.profile_names: list[str] = list(lowered.profile_names)

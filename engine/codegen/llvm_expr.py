@@ -226,7 +226,10 @@ class ExprCodeGen:
         a, c = self._expr(e.a), self._expr(e.b)
         op = {E.Add: "add", E.Sub: "sub", E.Mul: "mul"}[type(e)]
         if e.type().is_float():
-            op = "f" + op
+            # Like Halide, allow multiply-adds to fuse (FMA) unless strict: one rounding
+            # instead of two, never a NaN or poison that the unfused form would not give.
+            flags = "" if self.strict_float else " contract"
+            return self.b.binop(f"f{op}{flags}", a, c, "f" + op)
         return self.b.binop(op, a, c, op)
 
     def _div(self, e: E.Div) -> Value:

@@ -36,10 +36,11 @@ class Semantics:
         ty = llvm_type(dst)
         if src.element_of() == dst.element_of():
             return v
-        if dst.is_bool():
+        if dst.is_bool():  # one unsigned bit: keep the lowest bit (2 -> false), as Halide does
             if src.is_float():
-                return b.fcmp("une", v, const(src, 0.0), "tobool")
-            return b.icmp("ne", v, const(src, 0), "tobool")
+                wide = Type("int", 32, src.lanes)
+                v, src = self.float_to_int(v, src, wide), wide
+            return b.icmp("ne", b.binop("and", v, const(src, 1), "lowbit"), const(src, 0), "tobool")
         if src.is_bool():
             return b.convert("uitofp" if dst.is_float() else "zext", v, ty)
         if src.is_float() and dst.is_float():

@@ -49,8 +49,8 @@ def cast(t: Type, e: Any) -> Expr:
 def _fold_const_cast(t: Type, c: Const) -> Const:
     if t.is_float():
         return Const(t, float(np.array(c.value, dtype=c.type().numpy()).astype(t.numpy())))
-    if t.is_bool():
-        return Const(t, c.value != 0)
+    # Bool is a one-bit unsigned type: like any integer cast, converting to it keeps the
+    # lowest bit (Halide 21: cast(Bool(), 2) is false), after truncation for floats.
     if c.type().is_float():
         value = int(c.value)
     else:

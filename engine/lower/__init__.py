@@ -108,7 +108,7 @@ def _lower(pipeline: Pipeline, target: str, name: str) -> LoweringResult:
     profile_names = [info.name for info in ctx.funcs]
     clear_region_cache()
     clear_simplify_cache()
-    return LoweringResult(LoweredPipeline(name, arguments, stmt, profile_names), loop_nest, timings)
+    return LoweringResult(LoweredPipeline(name, arguments, stmt, profile_names, strict_float=False), loop_nest, timings)
 
 
 def _log(pass_name: str, stmt: Stmt, start: float, timings: dict[str, float]) -> None:

@@ -28,6 +28,8 @@ def _fold_binary(e: E.BinaryOp, a: E.Const, b: E.Const) -> E.Const | None:
     x = np.asarray(a.value, dtype=t.numpy())
     y = np.asarray(b.value, dtype=t.numpy())
     with np.errstate(all="ignore"):
+        if t.is_bool() and isinstance(e, (E.Add, E.Sub)):
+            return const(t, bool(x != y))  # one-bit arithmetic wraps: + and - are xor
         if isinstance(e, E.Add):
             r = np.add(x, y, dtype=t.numpy())
         elif isinstance(e, E.Sub):
