@@ -241,7 +241,7 @@ class ReferenceEvaluator:
             window = tuple(
                 slice(-lo, -lo + n) for lo, n in zip(reversed(buf.mins), reversed(self.output_sizes), strict=True)
             )
-            results.append(np.ascontiguousarray(buf.array[window]))
+            results.append(np.array(buf.array[window], order="C"))  # keeps 0-d arrays 0-d
         return results
 
     def _coords(self, box: Box) -> list[np.ndarray]:
@@ -342,13 +342,18 @@ class ReferenceEvaluator:
         else:
             value = value.reshape(-1)
             index = [ix.reshape(-1) for ix in index]
-        positions = self._positions(f.name(), buf, index)
         value = value.astype(buf.array.dtype, copy=False)
+        target = buf.array
+        if index:
+            positions = self._positions(f.name(), buf, index)
+        else:  # a zero-dimensional Func: every value lands on its single element
+            target = buf.array.reshape(1)
+            positions = (np.zeros(value.size, dtype=np.intp),)
         if accumulate is None:
-            buf.array[positions] = value
+            target[positions] = value
         else:
             ufunc = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[accumulate]
-            ufunc.at(buf.array, positions, value)
+            ufunc.at(target, positions, value)
 
     def _positions(self, name: str, buf: Buffer, index: list[np.ndarray]) -> tuple:
         n = len(index)

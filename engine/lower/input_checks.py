@@ -28,7 +28,7 @@ def _dense(name: str, what: str) -> AssertStmt:
 
 def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     checks: list[Stmt] = [_dense(im.name(), "input") for im in ctx.images]
-    checks += [_dense(info.name, "output") for info in ctx.funcs if info.is_output]
+    checks += [_dense(info.name, "output") for info in ctx.funcs if info.is_output and info.pure_vars]
     for image in ctx.images:
         name = image.name()
         box = box_touched(stmt, name)
