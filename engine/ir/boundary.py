@@ -1,7 +1,9 @@
 """Boundary conditions: a Func defined everywhere from an image or Func with known bounds.
 
 Each condition rewrites the coordinates so that the source is only read inside its bounds;
-the final clamp is a no-op on values but gives interval analysis tight bounds.
+the final clamp is a no-op on values but gives interval analysis tight bounds. The
+optional `name` (not in Halide) names the new Func, so that a node graph can keep its node
+ids in every Func name.
 """
 
 from __future__ import annotations
@@ -48,7 +50,9 @@ def _name(source: Func | ImageParam) -> str:
     return source.name()
 
 
-def _build(source: Func | ImageParam, bounds: Bounds | None, kind: str, coord_fn, value_fn=None) -> Func:
+def _build(
+    source: Func | ImageParam, bounds: Bounds | None, kind: str, coord_fn, value_fn=None, name: str | None = None
+) -> Func:
     pairs = _source_bounds(source, bounds, kind)
     args = [Var(f"{kind}_{i}") for i in range(len(pairs))]
     coords, inside = [], None
@@ -68,18 +72,20 @@ def _build(source: Func | ImageParam, bounds: Bounds | None, kind: str, coord_fn
             else ops.clamp(ops.select(cond, v, wrapped), lo, hi)
         )
         inside = cond if inside is None else inside & cond
-    f = Func(f"{_name(source)}_{kind}")
+    f = Func(name or f"{_name(source)}_{kind}")
     value = source[tuple(coords)]
     f[tuple(args)] = value_fn(value, inside) if value_fn is not None else value
     return f
 
 
-def repeat_edge(source: Func | ImageParam, bounds: Bounds | None = None) -> Func:
+def repeat_edge(source: Func | ImageParam, bounds: Bounds | None = None, name: str | None = None) -> Func:
     """Outside the bounds, the nearest edge pixel (clamp to edge)."""
-    return _build(source, bounds, "repeat_edge", lambda v, lo, extent: v)
+    return _build(source, bounds, "repeat_edge", lambda v, lo, extent: v, name=name)
 
 
-def constant_exterior(source: Func | ImageParam, value: Any, bounds: Bounds | None = None) -> Func:
+def constant_exterior(
+    source: Func | ImageParam, value: Any, bounds: Bounds | None = None, name: str | None = None
+) -> Func:
     """Outside the bounds, a constant value."""
     t = source.type()
     if is_python_number(value):
@@ -95,25 +101,25 @@ def constant_exterior(source: Func | ImageParam, value: Any, bounds: Bounds | No
     def pick(inner: E.Expr, inside: E.Expr | None) -> E.Expr:
         return inner if inside is None else ops.select(inside, inner, exterior)
 
-    return _build(source, bounds, "constant_exterior", lambda v, lo, extent: v, pick)
+    return _build(source, bounds, "constant_exterior", lambda v, lo, extent: v, pick, name=name)
 
 
-def repeat_image(source: Func | ImageParam, bounds: Bounds | None = None) -> Func:
+def repeat_image(source: Func | ImageParam, bounds: Bounds | None = None, name: str | None = None) -> Func:
     """Outside the bounds, the image tiles the plane (wrap around)."""
-    return _build(source, bounds, "repeat_image", lambda v, lo, extent: (v - lo) % extent + lo)
+    return _build(source, bounds, "repeat_image", lambda v, lo, extent: (v - lo) % extent + lo, name=name)
 
 
-def mirror_image(source: Func | ImageParam, bounds: Bounds | None = None) -> Func:
+def mirror_image(source: Func | ImageParam, bounds: Bounds | None = None, name: str | None = None) -> Func:
     """Outside the bounds, the image reflected with the edge pixel repeated (abccba)."""
 
     def coord(v: E.Expr, lo: E.Expr, extent: E.Expr) -> E.Expr:
         c = (v - lo) % (2 * extent)
         return ops.select(c < extent, c, 2 * extent - 1 - c) + lo
 
-    return _build(source, bounds, "mirror_image", coord)
+    return _build(source, bounds, "mirror_image", coord, name=name)
 
 
-def mirror_interior(source: Func | ImageParam, bounds: Bounds | None = None) -> Func:
+def mirror_interior(source: Func | ImageParam, bounds: Bounds | None = None, name: str | None = None) -> Func:
     """Outside the bounds, the image reflected about the edge pixel (abcba)."""
 
     def coord(v: E.Expr, lo: E.Expr, extent: E.Expr) -> E.Expr:
@@ -121,7 +127,7 @@ def mirror_interior(source: Func | ImageParam, bounds: Bounds | None = None) -> 
         c = (v - lo) % (2 * limit)
         return ops.select(c < extent, c, 2 * limit - c) + lo
 
-    return _build(source, bounds, "mirror_interior", coord)
+    return _build(source, bounds, "mirror_interior", coord, name=name)
 
 
 class BoundaryConditions:

@@ -1,0 +1,146 @@
+"""The base class of node types and the catalogue's registry.
+
+A node type is one small declarative class: ports, parameters, a docstring (its tooltip),
+a category, and one `build()` returning engine Funcs wrapped in Values. Defining the class
+registers it; nothing else needs to change to add a node type.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from nodes.errors import NodeError, ParameterError
+from nodes.parameters import Parameter
+from nodes.ports import Port
+
+if TYPE_CHECKING:
+    from nodes.context import BuildContext
+    from nodes.values import Value
+
+CATEGORIES = (
+    "Inputs and outputs",
+    "Point and colour",
+    "Stencils",
+    "Reductions",
+    "Resampling",
+    "Blends",
+    "Boundary conditions",
+    "Custom",
+)
+
+_REGISTRY: dict[str, type[NodeType]] = {}
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def _title(name: str) -> str:
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return words[:1] + words[1:].lower()
+
+
+class NodeType:
+    """Base of every node type. Subclasses set `category`, `inputs`, `outputs`, `params`
+    and implement `build(ctx, **inputs_and_params)`, which returns a Value, or a dict of
+    Values keyed by output port name when there are several outputs.
+    """
+
+    type_name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    category: ClassVar[str] = ""
+    inputs: ClassVar[tuple[Port, ...]] = ()
+    outputs: ClassVar[tuple[Port, ...]] = (Port("out"),)
+    params: ClassVar[tuple[Parameter, ...]] = ()
+
+    def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if abstract:
+            return
+        if "type_name" not in cls.__dict__:
+            cls.type_name = _snake(cls.__name__)
+        if "title" not in cls.__dict__:
+            cls.title = _title(cls.__name__)
+        if cls.category not in CATEGORIES:
+            raise TypeError(f"node type {cls.__name__}: category {cls.category!r} is not one of {CATEGORIES}")
+        if not (cls.__doc__ or "").strip():
+            raise TypeError(f"node type {cls.__name__} needs a docstring: it is the node's tooltip")
+        names = [p.name for p in cls.inputs] + [p.name for p in cls.params]
+        if len(set(names)) != len(names):
+            raise TypeError(f"node type {cls.__name__}: input and parameter names must all differ: {names}")
+        outs = [p.name for p in cls.outputs]
+        if not outs or len(set(outs)) != len(outs):
+            raise TypeError(f"node type {cls.__name__}: needs uniquely named outputs, got {outs}")
+        if cls.type_name in _REGISTRY and _REGISTRY[cls.type_name] is not cls:
+            raise TypeError(f"node type name {cls.type_name!r} is defined twice")
+        _REGISTRY[cls.type_name] = cls
+
+    def build(self, ctx: BuildContext, **kwargs: Any) -> Value | dict[str, Value]:
+        raise NotImplementedError(f"node type {type(self).__name__} does not define build()")
+
+    @classmethod
+    def tooltip(cls) -> str:
+        """The docstring, dedented: what the node does, shown when hovering it."""
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        return cls.tooltip().split("\n\n")[0].replace("\n", " ")
+
+    @classmethod
+    def input_port(cls, name: str) -> Port | None:
+        return next((p for p in cls.inputs if p.name == name), None)
+
+    @classmethod
+    def output_port(cls, name: str) -> Port | None:
+        return next((p for p in cls.outputs if p.name == name), None)
+
+    @classmethod
+    def default_params(cls) -> dict[str, Any]:
+        return {p.name: p.default for p in cls.params}
+
+    @classmethod
+    def check_params(cls, given: dict[str, Any], *, complete: bool = False) -> dict[str, Any]:
+        """Checked parameter values, defaults filled in; ParameterError on an unknown, missing
+        (when `complete`) or bad value. Every problem is reported, one per line."""
+        problems = []
+        known = {p.name for p in cls.params}
+        for name in given:
+            if name not in known:
+                listed = ", ".join(sorted(known)) or "none"
+                problems.append(f"unknown parameter `{name}` for a {cls.type_name} node (its parameters: {listed})")
+        values = {}
+        for p in cls.params:
+            if p.name not in given:
+                if complete:
+                    problems.append(f"missing parameter `{p.name}`")
+                values[p.name] = p.check(p.default)
+                continue
+            try:
+                values[p.name] = p.check(given[p.name])
+            except ParameterError as e:
+                problems.append(e.detail)
+        if problems:
+            raise ParameterError("; ".join(problems))
+        return values
+
+
+def node_types() -> dict[str, type[NodeType]]:
+    """Every registered node type by type name (the catalogue is imported first)."""
+    import nodes.catalogue  # noqa: F401 - importing it registers the node types
+
+    return dict(_REGISTRY)
+
+
+def node_type(type_name: str) -> type[NodeType]:
+    types = node_types()
+    if type_name not in types:
+        import difflib
+
+        near = difflib.get_close_matches(type_name, types, n=3)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise NodeError(f"unknown node type `{type_name}`{hint}")
+    return types[type_name]
