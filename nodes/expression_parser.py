@@ -359,6 +359,9 @@ class _Checker:
         if node.keywords:
             keyword = node.keywords[0]
             raise self.fail(f"`{name}` takes no keyword arguments: `{self.source.segment(keyword)}`", keyword)
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                self.check(arg)
         fewest, most, _ = FUNCTIONS[name]
         n = len(node.args)
         if n < fewest or (most is not None and n > most) or (name == "select" and n % 2 == 0):
