@@ -20,7 +20,9 @@ class _Inputs:
     """The Environment of a custom expression: reads of the inputs (through the boundary
     condition where they may fall outside the image), normalized or raw, and the names."""
 
-    def __init__(self, ctx: BuildContext, inputs: dict[str, Value], layout: str, boundary: str, normalized: bool):
+    def __init__(
+        self, ctx: BuildContext, inputs: dict[str, Value], layout: str, boundary: str, normalized: bool
+    ) -> None:
         self.ctx = ctx
         self.inputs = inputs
         self.layout = layout
