@@ -88,10 +88,17 @@ def export_library(
     return ExportedLibrary(name, object_path, library_path, header_path)
 
 
+def c_identifier(name: str) -> str:
+    """A Func or parameter name as a C identifier: Func names such as `blur.out` contain dots."""
+    import re
+
+    return re.sub(r"[^0-9A-Za-z_]", "_", name)
+
+
 def _c_parameter(a: Argument) -> str:
     if a.is_buffer():
-        return f"{'' if a.is_output else 'const '}pw_buffer_t *{a.name}"
-    return f"{_C_SCALARS[(a.type.code, a.type.bits)]} {a.name}"
+        return f"{'' if a.is_output else 'const '}pw_buffer_t *{c_identifier(a.name)}"
+    return f"{_C_SCALARS[(a.type.code, a.type.bits)]} {c_identifier(a.name)}"
 
 
 def _describe(a: Argument) -> str:

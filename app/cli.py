@@ -1,0 +1,544 @@
+"""The `pixelweave` command line: run, inspect, benchmark, export and batch-process pipeline
+documents without the editor (never imports Qt).
+
+Errors print one line `pixelweave: error: ...` on stderr (a document's problems follow it,
+one per line) and exit with 2 for a wrong command line, 1 for a failure; `--debug` shows the
+traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import statistics
+import sys
+import threading
+import time
+import traceback
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+PROG = "pixelweave"
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
+
+
+class UsageError(Exception):
+    """The command line asks for something impossible (exit status 2)."""
+
+
+class Failure(Exception):
+    """The command could not do its work (exit status 1)."""
+
+
+class _ParseExit(Exception):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and returns instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{PROG}: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        raise _ParseExit(2)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            print(message, file=sys.stderr, end="")
+        raise _ParseExit(status)
+
+
+# ---------------------------------------------------------------------------- arguments
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Image-processing pipelines as node graphs, compiled with schedules to fast native code.",
+        epilog="Run `pixelweave COMMAND --help` for the options of a command.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    common = _Parser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    inputs = _Parser(add_help=False)
+    inputs.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="image file for input node NAME (default: the document's sample image); repeatable",
+    )
+    inputs.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="value of run-time parameter node NAME (default: the document's); repeatable",
+    )
+    target = _Parser(add_help=False)
+    target.add_argument("--target", default="host", help="code generation target (default: host)")
+
+    run = commands.add_parser(
+        "run",
+        parents=[common, inputs, target],
+        help="run a document on images and write its outputs",
+        description="Run a pipeline document and write its outputs. With one output node, --output PATH names "
+        "the file (or an existing directory, which gets ID.png). With several, --output DIR writes DIR/ID.png "
+        "for each output node ID, or --output ID=PATH (repeatable) writes only the outputs named.",
+    )
+    run.add_argument("doc", metavar="DOC", help="the pipeline document (.json)")
+    run.add_argument("--output", "-o", action="append", required=True, metavar="PATH|ID=PATH", help="where to write")
+    run.set_defaults(handler=cmd_run)
+
+    inspect = commands.add_parser(
+        "inspect",
+        parents=[common, target],
+        help="print a document's inputs, outputs, Funcs and loop nest",
+        description="Print the document's inputs, parameters, outputs and schedulable Funcs, then the loop nest "
+        "its schedules produce (or, with --stmt, the full lowered statement).",
+    )
+    inspect.add_argument("doc", metavar="DOC", help="the pipeline document (.json)")
+    inspect.add_argument("--stmt", action="store_true", help="print the lowered statement instead of the loop nest")
+    inspect.set_defaults(handler=cmd_inspect)
+
+    bench = commands.add_parser(
+        "bench",
+        parents=[common, inputs, target],
+        help="time a document on its sample inputs",
+        description="Compile once (the compile time is reported apart), then run N times on the sample inputs "
+        "and print the median, minimum and maximum time and the output megapixels per second.",
+    )
+    bench.add_argument("doc", metavar="DOC", help="the pipeline document (.json)")
+    bench.add_argument("--runs", type=_positive, default=10, metavar="N", help="timed runs (default 10)")
+    bench.add_argument("--profile", action="store_true", help="also print the time spent in each node")
+    bench.set_defaults(handler=cmd_bench)
+
+    export = commands.add_parser(
+        "export",
+        parents=[common, target],
+        help="write a native library (NAME.o, libNAME.so, NAME.h) and a README",
+        description="Compile the document to a self-contained native library callable from C, C++ or Python "
+        "(ctypes), and write DIR/README.md explaining its arguments. Targets: host, x86-64, x86-64-v3, x86-64-v4.",
+    )
+    export.add_argument("doc", metavar="DOC", help="the pipeline document (.json)")
+    export.add_argument("--out", required=True, metavar="DIR", help="directory to write into")
+    export.add_argument("--name", metavar="NAME", help="C name of the entry point (default: from the document)")
+    export.set_defaults(handler=cmd_export)
+
+    batch = commands.add_parser(
+        "batch",
+        parents=[common, inputs, target],
+        help="run a document over many files",
+        description="Compile once and run over every file matching a glob pattern, writing DIR/STEM.png "
+        "(DIR/STEM_ID.png for each output node ID when there are several). Exactly one --input holds a pattern "
+        "(*, ? or [...], ** for sub-directories); other inputs use their sample images or --input NAME=PATH. "
+        "Unreadable files are skipped and listed; the exit status is then 1.",
+    )
+    batch.add_argument("doc", metavar="DOC", help="the pipeline document (.json)")
+    batch.add_argument("--output-dir", required=True, metavar="DIR", help="directory for the results")
+    batch.add_argument("--jobs", "-j", type=_positive, default=1, metavar="N", help="files processed at once")
+    batch.set_defaults(handler=cmd_batch)
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs a positive integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"needs a positive integer, got {n}")
+    return n
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `pixelweave` console script; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = make_parser()
+    if not argv:
+        parser.print_help()
+        return 0
+    try:
+        args = parser.parse_args(argv)
+    except _ParseExit as e:
+        return e.code
+    if getattr(args, "handler", None) is None:
+        parser.print_help()
+        return 0
+    debug = getattr(args, "debug", False)
+    from engine.errors import PixelweaveError
+
+    try:
+        return args.handler(args) or 0
+    except UsageError as e:
+        return _report(e, 2, debug)
+    except (Failure, PixelweaveError, OSError) as e:
+        return _report(e, 1, debug)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _report(error: Exception, status: int, debug: bool) -> int:
+    if debug:
+        traceback.print_exception(error)
+    text = str(error) if not isinstance(error, OSError) or not error.strerror else _os_message(error)
+    print(f"{PROG}: error: {text}", file=sys.stderr)
+    return status
+
+
+def _os_message(e: OSError) -> str:
+    return f"{e.strerror}: {e.filename}" if e.filename else str(e.strerror)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _pairs(items: list[str], option: str) -> dict[str, str]:
+    """NAME=VALUE options as a dict; UsageError on a malformed or repeated one."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise UsageError(f"{option} needs NAME=VALUE, got {item!r}")
+        if name in out:
+            raise UsageError(f"{option} {name} is given twice")
+        out[name] = value
+    return out
+
+
+def _open(path: str) -> Any:
+    from nodes.pipeline_build import open_document
+
+    return open_document(path)
+
+
+def _inputs(built: Any, items: list[str]) -> dict[str, str]:
+    given = _pairs(items, "--input")
+    for name in given:
+        if name not in built.input_ids:
+            known = ", ".join(built.input_ids) or "none"
+            raise UsageError(f"the document has no input `{name}` (its inputs: {known})")
+    return given
+
+
+def _params(built: Any, items: list[str]) -> dict[str, int | float]:
+    """--param values checked against the parameter nodes' types and ranges."""
+    values: dict[str, int | float] = {}
+    for name, text in _pairs(items, "--param").items():
+        p = built.graph.scalar_params.get(name)
+        if p is None:
+            known = ", ".join(built.param_ids) or "none"
+            raise UsageError(f"the document has no parameter `{name}` (its parameters: {known})")
+        is_float = p.type().is_float()
+        try:
+            value: int | float = float(text) if is_float else int(text)
+        except ValueError:
+            raise UsageError(f"--param {name}: {text!r} is not {'a number' if is_float else 'an integer'}") from None
+        lo, hi = p.range
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise UsageError(f"--param {name}={text} is outside its range [{lo:g}, {hi:g}]")
+        values[name] = value
+    return values
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _refuse_overwrite(outputs: list[Path], protected: list[Path]) -> None:
+    for out in outputs:
+        for p in protected:
+            if _same_file(out, p):
+                raise Failure(f"refusing to overwrite {p}: it is an input of this run")
+
+
+def _check_suffix(path: Path) -> None:
+    if path.suffix.lower() not in IMAGE_SUFFIXES:
+        raise UsageError(f"output {str(path)!r} needs an image file extension ({', '.join(IMAGE_SUFFIXES)})")
+
+
+def _write(path: Path, array: Any) -> None:
+    from nodes.images import write_image
+
+    try:
+        write_image(path, array)
+    except OSError:
+        raise
+    except Exception as e:  # imageio raises many kinds (unsupported format for the data, ...)
+        raise Failure(f"cannot write {path}: {e}") from e
+
+
+def _describe_array(a: Any) -> str:
+    shape = "x".join(str(n) for n in reversed(a.shape[-2:])) if a.ndim >= 2 else str(a.shape)
+    kind = {2: "gray", 3: "colour"}.get(a.ndim, f"{a.ndim}-d")
+    return f"{shape} {kind} {a.dtype}"
+
+
+# ---------------------------------------------------------------------------- run
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    built = _open(args.doc)
+    given = _inputs(built, args.input)
+    params = _params(built, args.param)
+    plan = _output_plan(built, args.output)
+    sources = {i: built.input_path(i, given) for i in built.input_ids}
+    _refuse_overwrite(list(plan.values()), [*sources.values(), Path(args.doc)])
+    images = {i: built.read_input(i, path) for i, path in sources.items()}
+    results = built.run(images, params, target=args.target)
+    for node_id, path in plan.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write(path, results[node_id])
+        print(f"{node_id}: wrote {path} ({_describe_array(results[node_id])})")
+    return 0
+
+
+def _output_plan(built: Any, specs: list[str]) -> dict[str, Path]:
+    """Output node id -> file, from the --output options (see `pixelweave run --help`)."""
+    outs = built.output_ids
+    named: dict[str, Path] = {}
+    plain: list[Path] = []
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if sep and name.isidentifier() and path:
+            if name not in outs:
+                raise UsageError(
+                    f"--output {spec}: the document has no output `{name}` (its outputs: {', '.join(outs)})"
+                )
+            if name in named:
+                raise UsageError(f"--output {name} is given twice")
+            named[name] = Path(path)
+        else:
+            plain.append(Path(spec))
+    if plain and named:
+        raise UsageError("give either --output PATH or --output ID=PATH options, not both")
+    if len(plain) > 1:
+        raise UsageError("--output PATH is given more than once; use --output ID=PATH for several outputs")
+    if named:
+        for path in named.values():
+            _check_suffix(path)
+        return named
+    target = plain[0]
+    if len(outs) == 1 and not target.is_dir():
+        _check_suffix(target)
+        return {outs[0]: target}
+    if target.exists() and not target.is_dir():
+        raise UsageError(
+            f"the document has {len(outs)} outputs ({', '.join(outs)}): --output must be a directory, "
+            "or give --output ID=PATH for each"
+        )
+    return {o: target / f"{o}.png" for o in outs}
+
+
+# ---------------------------------------------------------------------------- inspect
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    built = _open(args.doc)
+    doc = built.document
+    print(f"# {doc.name} ({args.doc})")
+    for node_id in built.input_ids:
+        layout, element = built.input_format(node_id)
+        sample = doc.node(node_id).params.get("sample") or "none"
+        print(f"# input {node_id}: {layout} {element}, sample {sample}")
+    for node_id in built.param_ids:
+        p = built.graph.scalar_params[node_id]
+        lo, hi = p.range
+        print(f"# parameter {node_id}: {p.type()} = {p.get()}, range [{lo}, {hi}]")
+    for node_id in built.output_ids:
+        print(f"# output {node_id}")
+    for node_id, locals_ in built.funcs().items():
+        print(f"# Funcs of {node_id}: {', '.join(locals_)}")
+    print(built.lowered_stmt(args.target) if args.stmt else built.loop_nest(args.target), end="")
+    return 0
+
+
+# ---------------------------------------------------------------------------- bench
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    built = _open(args.doc)
+    given = _inputs(built, args.input)
+    params = _params(built, args.param)
+    images = built.sample_inputs(given)
+    sizes = built.output_sizes(images, params)
+    start = time.perf_counter()
+    compiled = built.runner.compile(sizes, target=args.target, profile=args.profile)
+    compile_seconds = time.perf_counter() - start
+    inputs = {**images, **params}
+    outs = [fn(size, inputs) for _, size, fn in compiled]  # warm-up, and the arrays reused below
+    times: list[float] = []
+    per_node: dict[str, float] = defaultdict(float)
+    for _ in range(args.runs):
+        start = time.perf_counter()
+        for (_, size, fn), out in zip(compiled, outs, strict=True):
+            fn(size, inputs, out=out)
+        times.append(time.perf_counter() - start)
+        if args.profile:
+            for _, _, fn in compiled:
+                for func_name, seconds in (fn.last_profile or {}).items():
+                    per_node[func_name.split(".", 1)[0]] += seconds
+    megapixels = sum(size[0] * (size[1] if len(size) > 1 else 1) for size in sizes.values()) / 1e6
+    median = statistics.median(times)
+    print(f"{built.document.name}: {len(sizes)} output(s), {megapixels:.3f} megapixels per run")
+    print(f"compile: {compile_seconds * 1e3:.1f} ms (target {args.target})")
+    print(
+        f"run ({args.runs} runs): median {median * 1e3:.3f} ms, min {min(times) * 1e3:.3f} ms, "
+        f"max {max(times) * 1e3:.3f} ms, {megapixels / median:.1f} megapixels/s"
+    )
+    if args.profile:
+        print(
+            "time per node, mean per run (timed with profiling on; a node's time includes producers computed "
+            "inside its loops, and in parallel loops it is summed over threads):"
+        )
+        for node_id, seconds in sorted(per_node.items(), key=lambda kv: -kv[1]):
+            print(f"  {node_id:<24} {seconds / args.runs * 1e3:9.3f} ms")
+    return 0
+
+
+# ---------------------------------------------------------------------------- export
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    import re
+
+    from app.library_readme import library_readme
+    from engine.lower import lower
+
+    built = _open(args.doc)
+    stem = built.document.name or Path(args.doc).stem
+    name = args.name or re.sub(r"\W+", "_", stem.lower()).strip("_") or "pipeline"
+    if name[0].isdigit():
+        name = f"pw_{name}"
+    directory = Path(args.out)
+    pipeline = built.pipeline()
+    library = pipeline.compile_to_library(name, str(directory), args.target)
+    arguments = lower(pipeline, "host", name=name).lowered.arguments
+    readme = directory / "README.md"
+    readme.write_text(library_readme(built, name, arguments, args.target), encoding="utf-8")
+    for path in (library.shared_library_path, library.header_path, library.object_path, readme):
+        print(f"wrote {path}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- batch
+
+
+class Progress:
+    """A one-line progress bar on a terminal; one line per item otherwise (logs, pipes)."""
+
+    def __init__(self, total: int, stream: TextIO, width: int = 30) -> None:
+        self.total, self.stream, self.width = total, stream, width
+        self.done = 0
+        self.lock = threading.Lock()
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+
+    def advance(self, label: str) -> None:
+        with self.lock:
+            self.done += 1
+            filled = self.width * self.done // max(self.total, 1)
+            bar = "#" * filled + "-" * (self.width - filled)
+            line = f"[{bar}] {self.done}/{self.total} {label}"
+            if self.tty:
+                self.stream.write("\r" + line[:120].ljust(120))
+            else:
+                self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _batch_input(given: dict[str, str]) -> tuple[str, str]:
+    """(input name, pattern) of the batched input: the only one, or the one with a wildcard."""
+    if not given:
+        raise UsageError("batch needs --input NAME=GLOB for the input to vary")
+    if len(given) == 1:
+        return next(iter(given.items()))
+    patterns = [(n, v) for n, v in given.items() if glob.has_magic(v)]
+    if len(patterns) != 1:
+        raise UsageError("give exactly one --input NAME=GLOB with a wildcard (*, ?, [...]); other --input are fixed")
+    return patterns[0]
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    built = _open(args.doc)
+    given = _inputs(built, args.input)
+    params = _params(built, args.param)
+    name, pattern = _batch_input(given)
+    files = sorted(Path(p) for p in glob.glob(os.path.expanduser(pattern), recursive=True) if Path(p).is_file())
+    if not files:
+        raise Failure(f"no file matches {pattern!r}")
+    out_dir = Path(args.output_dir)
+    inside = [f for f in files if _same_file(f.parent, out_dir)]
+    if inside:
+        raise Failure(f"refusing to write into {out_dir}: it holds input files (such as {inside[0].name})")
+    fixed = {i: built.read_input(i, built.input_path(i, given)) for i in built.input_ids if i != name}
+    plan = {f: _batch_outputs(built, f, out_dir) for f in files}
+    _check_unique(plan)
+    _refuse_overwrite([p for paths in plan.values() for p in paths.values()], [*files, Path(args.doc)])
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    def process(f: Path) -> None:
+        results = built.run({**fixed, name: built.read_input(name, f)}, params, target=args.target)
+        for node_id, path in plan[f].items():
+            _write(path, results[node_id])
+
+    skipped: list[tuple[Path, str]] = []
+    progress = Progress(len(files), sys.stderr)
+
+    def attempt(f: Path) -> bool:
+        from engine.errors import PixelweaveError
+
+        try:
+            process(f)
+            return True
+        except (PixelweaveError, Failure, OSError) as e:
+            skipped.append((f, str(e)))
+            return False
+        finally:
+            progress.advance(f.name)
+
+    # The first file compiles the pipeline; the rest reuse the compiled code in parallel.
+    remaining = list(files)
+    while remaining and not attempt(remaining.pop(0)):
+        pass
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        list(pool.map(attempt, remaining))
+    progress.close()
+    done = len(files) - len(skipped)
+    print(f"processed {done} of {len(files)} files into {out_dir}")
+    for f, why in sorted(skipped):
+        print(f"{PROG}: skipped {f}: {why}", file=sys.stderr)
+    if skipped:
+        raise Failure(f"{len(skipped)} of {len(files)} files could not be processed")
+    return 0
+
+
+def _batch_outputs(built: Any, f: Path, out_dir: Path) -> dict[str, Path]:
+    outs = built.output_ids
+    if len(outs) == 1:
+        return {outs[0]: out_dir / f"{f.stem}.png"}
+    return {o: out_dir / f"{f.stem}_{o}.png" for o in outs}
+
+
+def _check_unique(plan: dict[Path, dict[str, Path]]) -> None:
+    seen: dict[str, Path] = {}
+    for f, paths in plan.items():
+        for p in paths.values():
+            key = os.path.realpath(p)
+            if key in seen:
+                raise Failure(f"{seen[key]} and {f} would both be written to {p}: their names clash")
+            seen[key] = f
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Small documents and independent NumPy results shared by the document, schedule and
+command-line tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import imageio.v3 as iio
+import numpy as np
+
+from tests.conftest import IMAGES
+
+HEIGHT, WIDTH = 200, 240
+
+
+def write_samples(folder: Path) -> dict[str, np.ndarray]:
+    """Crops of the bundled photographs written as gray.png and colour.png in folder; returns
+    them as the engine reads them: gray (h, w) and planar colour (3, h, w), u8."""
+    gray = iio.imread(IMAGES / "camera.png")[100 : 100 + HEIGHT, 150 : 150 + WIDTH]
+    colour = iio.imread(IMAGES / "astronaut.png")[50 : 50 + HEIGHT, 120 : 120 + WIDTH, :3]
+    iio.imwrite(folder / "gray.png", gray)
+    iio.imwrite(folder / "colour.png", colour)
+    return {"gray": gray, "colour": np.ascontiguousarray(np.moveaxis(colour, -1, 0))}
+
+
+def node(node_id: str, type_name: str, params: dict[str, Any], inputs: dict[str, str] | None = None,
+         schedule: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    data: dict[str, Any] = {"id": node_id, "type": type_name, "params": params, "position": [0, 0]}
+    if inputs:
+        data["inputs"] = inputs
+    if schedule:
+        data["schedule"] = schedule
+    return data
+
+
+def blur_document(sample: str = "gray.png", layout: str = "gray", radius: int = 2,
+                  blur_schedule: dict[str, Any] | None = None, out_schedule: dict[str, Any] | None = None
+                  ) -> dict[str, Any]:  # fmt: skip
+    """input -> box_blur -> output, as JSON data."""
+    return {
+        "format": "pixelweave.pipeline",
+        "version": 1,
+        "name": "Box blur",
+        "description": "a test document",
+        "nodes": [
+            node("input", "image_input", {"element": "u8", "layout": layout, "sample": sample}),
+            node("blur", "box_blur", {"radius": radius, "boundary": "clamp"}, {"image": "input.out"}, blur_schedule),
+            node("result", "output", {"element": "u8", "scale": True}, {"image": "blur.out"}, out_schedule),
+        ],
+    }
+
+
+def write_document(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data, indent=2) if not isinstance(data, str) else data)
+    return path
+
+
+def numpy_box_blur(image: np.ndarray, radius: int) -> np.ndarray:
+    """Mean over a (2r+1)^2 square with edge pixels repeated, rounded to nearest (ties up),
+    per plane: written independently of the node's code."""
+    n = 2 * radius + 1
+    pad = [(0, 0)] * (image.ndim - 2) + [(radius, radius), (radius, radius)]
+    padded = np.pad(image.astype(np.int64), pad, mode="edge")
+    h, w = image.shape[-2:]
+    total = np.zeros(image.shape, np.int64)
+    for dy in range(n):
+        for dx in range(n):
+            total += padded[..., dy : dy + h, dx : dx + w]
+    return ((total + n * n // 2) // (n * n)).astype(np.uint8)
