@@ -15,6 +15,7 @@ import numpy as np
 from engine.errors import InputError
 from engine.lower import LoweringResult
 from engine.reference import check_sizes, resolve_inputs
+from engine.runtime.buffer import aligned_empty
 
 if TYPE_CHECKING:
     from engine.pipeline import Pipeline
@@ -62,7 +63,7 @@ class Compiled:
     def _output_arrays(self, sizes: list[int], out: Any) -> list[np.ndarray]:
         shape = tuple(reversed(sizes))
         if out is None:
-            return [np.empty(shape, dtype=a.type.numpy()) for a in self._outputs]
+            return [aligned_empty(shape, a.type.numpy()) for a in self._outputs]
         given = list(out) if isinstance(out, (list, tuple)) else [out]
         if len(given) != len(self._outputs):
             raise InputError(f"out= needs {len(self._outputs)} array(s), one per output, got {len(given)}")

@@ -465,9 +465,10 @@ def cast_array(a: Any, t: Any) -> np.ndarray:
     so a cast to bool keeps the lowest bit (2 -> false), as in Halide."""
     a = np.asarray(a)
     if t.is_bool():
-        if a.dtype.kind == "f":  # (out of int32's range as the compiled code does: saturated)
+        if a.dtype.kind == "f":  # via int32; NaN and out of range give INT_MIN, as compiled code
             whole = np.trunc(a).astype(np.float64)
-            a = np.where(np.isnan(whole), 0, np.clip(whole, -(2**31), 2**31 - 1)).astype(np.int64)
+            bad = np.isnan(whole) | (whole < -(2**31)) | (whole >= 2**31)
+            a = np.where(bad, -(2**31), np.nan_to_num(whole)).astype(np.int64)
         return (a & 1) != 0
     return a.astype(t.numpy())
 

@@ -31,6 +31,19 @@ from engine.errors import InputError
 from engine.ir.param import check_scalar
 from engine.ir.types import Type, type_of_numpy
 
+ALIGNMENT = 64  # a cache line and an AVX-512 vector
+
+
+def aligned_empty(shape: Sequence[int], dtype: Any, alignment: int = ALIGNMENT) -> np.ndarray:
+    """np.empty whose data starts on an `alignment`-byte boundary. NumPy's own large arrays
+    start 16 bytes into a page, so every 64-byte vector store would straddle two cache lines."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    raw = np.empty(count * dtype.itemsize + alignment, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % alignment
+    return raw[offset : offset + count * dtype.itemsize].view(dtype).reshape(shape)
+
+
 INT32_MAX = 2**31 - 1
 
 

@@ -1,4 +1,4 @@
-"""Casts between every pair of types (float -> int saturates) and Halide's shifts."""
+"""Casts between every pair of types (float -> int as x86 and NumPy do it) and Halide's shifts."""
 
 from __future__ import annotations
 
@@ -21,24 +21,26 @@ def _name(t: Type) -> str:
     return "bool" if t.is_bool() else f"{t.code}{t.bits}"
 
 
-def saturating_cast(values: np.ndarray, t: Type) -> np.ndarray:
-    """What llvm.fptosi.sat / fptoui.sat give: NaN -> 0, out of range -> nearest bound."""
+def integer_indefinite_cast(values: np.ndarray, t: Type) -> np.ndarray:
+    """What x86 and NumPy give: truncate toward zero into int32 (int64 for u32 and 64-bit
+    types); NaN and out-of-range values become that type's minimum; then wrap to t."""
+    wide = 64 if t.bits > 32 or (t.is_uint() and t.bits == 32) else 32
     out = []
     for x in values.tolist():
-        if math.isnan(x):
-            out.append(0)
-        elif x >= t.max() + 1:
-            out.append(t.max())
-        elif x <= t.min():
-            out.append(t.min())
+        if math.isnan(x) or not -(2.0 ** (wide - 1)) <= x < 2.0 ** (wide - 1):
+            v = -(2 ** (wide - 1))
         else:
-            out.append(max(min(math.trunc(x), t.max()), t.min()))
+            v = math.trunc(x)
+        v &= (1 << t.bits) - 1
+        if t.is_int() and v >= 1 << (t.bits - 1):
+            v -= 1 << t.bits
+        out.append(v)
     return np.array(out, dtype=t.numpy())
 
 
 def expected_cast(a: np.ndarray, src: Type, dst: Type) -> np.ndarray:
     if src.is_float() and dst.is_integer() and not dst.is_bool():
-        return saturating_cast(a, dst)
+        return integer_indefinite_cast(a, dst)
     with np.errstate(all="ignore"):
         return cast_array(a, dst)
 
