@@ -14,6 +14,13 @@ class NodeError(PixelweaveError):
         super().__init__(f"node `{node_id}`: {message}" if node_id else message)
 
 
+    def at_node(self, node_id: str) -> NodeError:
+        """This error, now naming the node it happened in (its subclass and fields kept)."""
+        self.node_id = node_id
+        self.args = (f"node `{node_id}`: {self.detail}",)
+        return self
+
+
 class ParameterError(NodeError):
     """A parameter value is missing, unknown, of the wrong type or out of range."""
 

@@ -114,12 +114,9 @@ def build_graph(specs: list[NodeSpec]) -> BuiltGraph:
 def _build_node(spec: NodeSpec, built: dict[str, BuiltNode]) -> BuiltNode:
     try:
         cls = node_type(spec.type)
-    except NodeError as e:
-        raise NodeError(e.detail, spec.id) from None
-    try:
         params = cls.check_params(spec.params)
     except NodeError as e:
-        raise NodeError(e.detail, spec.id) from None
+        raise e.at_node(spec.id) from None
     inputs: dict[str, Value] = {}
     for port_name in spec.inputs:
         if cls.input_port(port_name) is None:
@@ -147,7 +144,7 @@ def _build_node(spec: NodeSpec, built: dict[str, BuiltNode]) -> BuiltNode:
     try:
         result = cls().build(ctx, **inputs, **params)
     except NodeError as e:
-        raise NodeError(e.detail, spec.id) from None
+        raise e.at_node(spec.id) from None
     except pw.PixelweaveError as e:
         raise NodeError(str(e), spec.id) from None
     outputs = result if isinstance(result, dict) else {cls.outputs[0].name: result}

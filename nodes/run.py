@@ -99,10 +99,12 @@ class GraphRunner:
             known = ", ".join(sorted(self.graph.scalar_params)) or "none"
             raise NodeError(f"unknown parameter `{unknown[0]}` (the pipeline's parameters: {known})")
         sizes = output_sizes(self.graph, images, params)
-        inputs: dict[str, Any] = {**images, **params}
         results: dict[str, np.ndarray] = {}
         for ids, size in self.groups(sizes):
             p = self.pipeline(ids)
+            # only what this pipeline reads: a connected but unused input is not an error
+            inputs: dict[str, Any] = {im.name(): images[im.name()] for im in p.images}
+            inputs.update({q.name: params[q.name] for q in p.params if q.name in params})
             if target == "reference":
                 out = p.realize_reference(size, inputs)
             else:

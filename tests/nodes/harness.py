@@ -54,9 +54,13 @@ def run_node_once(type_name: str, inputs: dict[str, Any], params: dict[str, Any]
 
 
 def assert_same(compiled: np.ndarray, reference: np.ndarray) -> None:
-    """Bit-exact for integers; a tight tolerance for floats (FMA contraction differs)."""
+    """Floats within a tight tolerance; integers equal, except that a value computed in
+    float and rounded may land one level apart on a few pixels, because compiled code
+    fuses multiply-adds (as Halide does) and the reference evaluator does not."""
     assert compiled.shape == reference.shape and compiled.dtype == reference.dtype
     if np.issubdtype(compiled.dtype, np.floating):
         np.testing.assert_allclose(compiled, reference, rtol=1e-5, atol=1e-5)
-    else:
-        np.testing.assert_array_equal(compiled, reference)
+        return
+    diff = np.abs(compiled.astype(np.int64) - reference.astype(np.int64))
+    assert diff.max(initial=0) <= 1, f"compiled and reference differ by up to {diff.max()}"
+    assert np.count_nonzero(diff) <= max(1, diff.size // 1000), f"{np.count_nonzero(diff)} values differ by one"
