@@ -175,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.handler(args) or 0
+    except BrokenPipeError:  # the reader went away (`pixelweave inspect DOC | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except UsageError as e:
         return _report(e, 2, debug)
     except (Failure, PixelweaveError, OSError) as e:
