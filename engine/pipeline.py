@@ -51,6 +51,7 @@ class Pipeline:
         state: dict[int, str] = {}
         images: dict[int, ImageParam] = {}
         params: dict[str, Param] = {}
+        var_names: set[str] = set()
 
         def visit(f: Func, path: list[str]) -> None:
             mark = state.get(id(f))
@@ -67,6 +68,8 @@ class Pipeline:
                             visit(node.target, [*path, f.name()])
                         elif isinstance(node, E.Call) and node.call_kind == "image":
                             images.setdefault(id(node.target), node.target)
+                        elif isinstance(node, E.Variable) and node.kind == "var":
+                            var_names.add(node.name)
                         elif isinstance(node, E.Variable) and node.kind == "param":
                             if isinstance(node.owner, ImageParam):
                                 images.setdefault(id(node.owner), node.owner)
@@ -79,6 +82,12 @@ class Pipeline:
             visit(out, [])
         self.images = list(images.values())
         self.params = list(params.values())
+        clash = sorted(var_names & {p.name for p in self.params})
+        if clash:
+            raise CompileError(
+                f"Param `{clash[0]}` has the same name as a Var used in the pipeline; "
+                "names are how variables are bound, so rename one of them"
+            )
         seen: dict[str, Any] = {}
         for obj in [*self.images, *self.params]:
             name = obj.name() if isinstance(obj, ImageParam) else obj.name

@@ -258,6 +258,7 @@ class _CodeGen(ExprCodeGen):
         self.profile = profile
         self.thread_local_context = thread_local_context
         self.profile_names: list[str] = list(lowered.profile_names)
+        self._profile_stack: list[int] = []  # indices of the Funcs whose production encloses
         self.uses_parallel_runtime = False
         self.scratch_slots: list[str] = []
         self._memo: dict[int, tuple[E.Expr, Value]] | None = None
@@ -645,10 +646,19 @@ class _CodeGen(ExprCodeGen):
             self.profile_names.append(s.name)
         index = self.profile_names.index(s.name)
         start = self._now_ns()
-        self._stmt(s.body)
+        self._profile_stack.append(index)
+        try:
+            self._stmt(s.body)
+        finally:
+            self._profile_stack.pop()
         elapsed = self.b.binop("sub", self._now_ns(), start, "elapsed")
+        self._profile_count("add", index, elapsed)
+        if self._profile_stack:  # exclusive times, as Halide's profiler: not in the enclosing Func
+            self._profile_count("sub", self._profile_stack[-1], elapsed)
+
+    def _profile_count(self, op: str, index: int, nanoseconds: Value) -> None:
         counter = self._byte_offset(self.fn.context, CONTEXT_PROFILE_OFFSET + 8 * index)
-        self.b.emit(f"atomicrmw add ptr {counter.ref}, {elapsed} monotonic, align 8")
+        self.b.emit(f"atomicrmw {op} ptr {counter.ref}, {nanoseconds} monotonic, align 8")
 
     def _now_ns(self) -> Value:
         b = self.b
@@ -751,14 +761,23 @@ class _CodeGen(ExprCodeGen):
                 p = inner.assign("ptr", f"getelementptr {struct_ty}, ptr {cl.ref}, i32 0, i32 {k}", "field")
                 self.fn.buffers[name] = BufferRef(inner.load("ptr", p, 8, name), ref.type)
             self.fn.scope[s.name] = index
+            # Profiling counts thread time: each task's time goes to the Func whose production
+            # encloses the loop, and the launching thread's wait is taken off it below.
+            enclosing = self._profile_stack[-1] if self.profile and self._profile_stack else None
+            task_start = self._now_ns() if enclosing is not None else None
             self._stmt(s.body)
+            if enclosing is not None:
+                self._profile_count("add", enclosing, inner.binop("sub", self._now_ns(), task_start, "task"))
             inner.ret(int_const(32, 0))
             self.module.add_function(inner.render())
         finally:
             self.fn = outer
+        launch = self._now_ns() if enclosing is not None else None
         rc = b.call(
             "i32", f"@{thread_pool.PARALLEL_FOR}", [Value("ptr", f"@{outlined}"), closure, lo, extent], "par_rc"
         )
+        if enclosing is not None:
+            self._profile_count("sub", enclosing, b.binop("sub", self._now_ns(), launch, "wait"))
         fail_label, ok_label = b.new_label("par_failed"), b.new_label("par_ok")
         b.cond_br(b.icmp("eq", rc, int_const(32, 0)), ok_label, fail_label, likely=True)
         b.start_block(fail_label)

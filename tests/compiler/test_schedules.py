@@ -209,3 +209,15 @@ def test_outputs_in_the_order_given_even_when_one_feeds_another(camera):
     pipeline = pw.Pipeline([second, first])
     a, b = same(pipeline, [64, 40], {"input": camera})
     assert a.dtype == np.float32 and b.dtype == np.uint16 and b.shape == (40, 64)
+
+
+def test_profile_times_are_exclusive_of_nested_funcs(camera):
+    """A Func computed inside its consumer's loops is not counted again in the consumer,
+    so (without parallel loops) the per-Func times add up to at most the run time."""
+    pipeline, _ = blur("total_fusion")
+    fn = pipeline.compile(level="fast", profile=True)
+    data = camera.astype(np.uint16)
+    fn([512, 512], {"input": data})
+    profile = fn.last_profile
+    assert set(profile) == {"blur_x", "blur_y"} and all(t > 0 for t in profile.values())
+    assert sum(profile.values()) <= fn.last_run_seconds

@@ -356,3 +356,12 @@ def test_a_negative_size(xy):
     out[x, y] = x + y
     with pytest.raises(pw.InputError, match=r"the size of y \(dimension 1\) is negative \(-4\)"):
         pw.Pipeline(out).realize_reference([6, -4], {})
+
+
+def test_param_named_like_a_var_is_rejected():
+    x, y = pw.Var("x"), pw.Var("y")
+    p = pw.Param(pw.Int(32), "x", 5)
+    f = pw.Func("f")
+    f[x, y] = x + p * 10
+    with pytest.raises(pw.CompileError, match="Param `x` has the same name as a Var"):
+        pw.Pipeline(f)
