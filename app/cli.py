@@ -396,12 +396,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         f"max {max(times) * 1e3:.3f} ms, {megapixels / median:.1f} megapixels/s"
     )
     if args.profile:
+        total = sum(per_node.values()) or 1.0
         print(
-            "time per node, mean per run (timed with profiling on; a node's time includes producers computed "
-            "inside its loops, and in parallel loops it is summed over threads):"
+            "time per node, mean per run (each node's own time, without the producers computed inside "
+            "its loops; thread time, summed over the threads of parallel loops):"
         )
         for node_id, seconds in sorted(per_node.items(), key=lambda kv: -kv[1]):
-            print(f"  {node_id:<24} {seconds / args.runs * 1e3:9.3f} ms")
+            print(f"  {node_id:<24} {seconds / args.runs * 1e3:9.3f} ms  {100 * seconds / total:5.1f}%")
     return 0
 
 
