@@ -2,8 +2,9 @@
 
 Every node reads its input through the shared `boundary` parameter. Unless a node says
 otherwise, colour images are filtered per channel, floats are filtered in their own type
-and integers in f64 with weights rounded to multiples of 2^-16 (exact sums), then rounded
-to nearest (ties to even) and saturated back to their type.
+and integers in f64 with weights rounded to multiples of 2^-24 (coarser where needed to
+keep every sum exact), then rounded to nearest (ties to even) and saturated back to their
+type.
 """
 
 from __future__ import annotations
@@ -58,11 +59,11 @@ F32 = pw.Float(32)
 F64 = pw.Float(64)
 Taps = Sequence[tuple[int, int, float]]
 
-# Integer images are filtered in f64 with every weight rounded to a multiple of 2^-16: each
-# product and sum is then exact, so the compiled code (which may fuse multiply-adds) and the
-# reference evaluator round to the same integer, and the result does not depend on the order
-# of the sum. (f32 sums would differ in the last bit and then round differently at .5.)
-WEIGHT_BITS = 16
+# Integer images are filtered in f64 with every weight rounded to a multiple of 2^-bits,
+# `bits` chosen so that each product and partial sum is exact (_fraction_bits): the compiled
+# code (which may fuse multiply-adds) and the reference evaluator then round to the same
+# integer, whatever the order of the sum. (f32 sums differ in the last bit between the two,
+# and then round differently near .5.)
 
 
 def _accumulator(t: Type) -> Type:
@@ -70,9 +71,17 @@ def _accumulator(t: Type) -> Type:
     return t if t.is_float() else F64
 
 
-def _quantize(w: float, t: Type, bits: int = WEIGHT_BITS) -> float:
+def _fraction_bits(t: Type, passes: int = 1, gain: float = 1.0) -> int:
+    """Fraction bits of the weights for an integer image of type t, such that `passes`
+    passes of weights whose magnitudes sum to at most `gain` stay within f64's 53 bits
+    (at most 24, which also keeps weights below 1 exact as f32 literals)."""
+    spare = 52 - t.bits - max(0, math.ceil(math.log2(max(gain, 1.0))))
+    return max(8, min(24, spare // passes))
+
+
+def _quantize(w: float, t: Type, bits: int) -> float:
     """A weight as used on an image of type t: unchanged for floats, a multiple of 2^-bits
-    for integers (see WEIGHT_BITS)."""
+    for integers."""
     return w if t.is_float() else round(w * 2**bits) / 2**bits
 
 
@@ -124,15 +133,15 @@ def gaussian_weights(sigma: float, bits: int | None = None) -> list[float]:
     return weights
 
 
-def _gaussian(ctx: BuildContext, src: Value, sigma: float, full_scale_float: bool = False, bits: int = 16) -> pw.Func:
+def _gaussian(ctx: BuildContext, src: Value, sigma: float, full_scale_float: bool = False) -> pw.Func:
     """Separable Gaussian of a bounded value in its accumulator type (or f32 full scale with
-    `full_scale_float`), integer images with weights of `bits` fraction bits: Funcs `blur_x`
-    (computed at root: inlining it would cost (2r+1)^2 reads a pixel) and `blur_y`, returned."""
+    `full_scale_float`; integer images exactly, see _fraction_bits): Funcs `blur_x` (computed
+    at root: inlining it would cost (2r+1)^2 reads a pixel) and `blur_y`, returned."""
     args = ctx.args(src)
     x, y, *rest = args
     integer = not full_scale_float and not src.type.is_float()
     acc = F64 if integer else F32 if full_scale_float else src.type
-    weights = gaussian_weights(sigma, bits if integer else None)
+    weights = gaussian_weights(sigma, _fraction_bits(src.type, passes=2) if integer else None)
     r = len(weights) // 2
     blur_x = ctx.func("blur_x")
     blur_x[args] = _weighted_sum(
@@ -151,7 +160,8 @@ def _stencil(ctx: BuildContext, image: Value, boundary: str, taps: Taps, offset:
     src = ctx.bounded(image, boundary)
     args = ctx.args(image)
     t = image.type
-    total = _weighted_sum(_reader(src, args, _accumulator(t)), [(dx, dy, _quantize(w, t)) for dx, dy, w in taps])
+    bits = _fraction_bits(t, gain=sum(abs(w) for _, _, w in taps) + 1)
+    total = _weighted_sum(_reader(src, args, _accumulator(t)), [(dx, dy, _quantize(w, t, bits)) for dx, dy, w in taps])
     out = ctx.func("out")
     out[args] = _narrow(total + offset if offset else total, t)
     return image.with_func(out)
@@ -173,8 +183,8 @@ class GaussianBlur(NodeType):
     """Gaussian blur, separable (rows, then columns) over radius ceil(3 sigma) with
     normalized taps.
 
-    Integer images are blurred exactly in f64 with the taps rounded to multiples of 2^-16
-    (summing to 1), then rounded to nearest. Funcs: `blur_x` (computed at root) and
+    Integer images are blurred exactly in f64 with the taps rounded to multiples of 2^-22
+    (u8) or 2^-18 (u16), still summing to 1, then rounded to nearest. Funcs: `blur_x` (computed at root) and
     `blur_y`, then `out`.
     """
 
@@ -208,8 +218,8 @@ class Convolution(NodeType):
 
     With `normalize`, the weights are divided by their sum when it is not zero (a kernel
     summing to zero, such as an edge detector, is used as given). Integer images are
-    filtered in f64 with weights rounded to multiples of 2^-16, rounded to nearest and
-    saturated.
+    filtered exactly in f64 with weights rounded to multiples of 2^-24 (coarser for huge
+    weights, to keep the sum exact), rounded to nearest and saturated.
     """
 
     category = CATEGORY
@@ -251,8 +261,7 @@ class UnsharpMask(NodeType):
     least `threshold` (a fraction of full scale), else the pixel unchanged.
 
     The Gaussian is that of the Gaussian blur node (radius ceil(3 sigma)). Integer images
-    are computed exactly in f64 (taps rounded to multiples of 2^-12, `amount` to 2^-8),
-    then rounded and saturated; floats are not clamped.
+    are computed in f64, then rounded and saturated; floats are not clamped.
     """
 
     category = CATEGORY
@@ -267,10 +276,9 @@ class UnsharpMask(NodeType):
     def build(
         self, ctx: BuildContext, image: Value, sigma: float, amount: float, threshold: float, boundary: str
     ) -> Value:
-        blurred = _gaussian(ctx, ctx.bounded(image, boundary), sigma, bits=12)
+        blurred = _gaussian(ctx, ctx.bounded(image, boundary), sigma)
         args = ctx.args(image)
         acc = _accumulator(image.type)
-        amount = _quantize(amount, image.type, bits=8)
         value = pw.cast(acc, image[args])
         detail = ctx.func("detail")
         detail[args] = value - blurred[args]
@@ -466,3 +474,233 @@ class Median3x3(NodeType):
         out = ctx.func("out")
         out[args] = _median3(pw.max(*across(min_y)), _median3(*across(mid_y)), pw.min(*across(max_y)))
         return image.with_func(out)
+
+
+# ---------------------------------------------------------------------------- feature detectors
+
+
+def _to_float_gray(ctx: BuildContext, image: Value, boundary: str) -> pw.Func:
+    """`gray`: the bounded image as f32 in full scale, colour by Rec. 601 luma
+    (0.299 r + 0.587 g + 0.114 b, as Halide's harris app)."""
+    src = ctx.bounded(image, boundary)
+    x, y = ctx.x, ctx.y
+    gray = ctx.func("gray")
+    if image.layout == "colour":
+        r, g, b = (convert(src[x, y, k], F32) for k in range(3))
+        gray[x, y] = 0.299 * r + 0.587 * g + 0.114 * b
+    else:
+        gray[x, y] = convert(src[x, y], F32)
+    return gray
+
+
+class HarrisCorners(NodeType):
+    """Harris corner response, the algorithm of Halide's apps/harris: gray (Rec. 601 luma
+    of colour), Sobel 3x3 derivatives divided by 12, the structure tensor summed over a 3x3
+    box, and det - k trace^2 with k = 0.04.
+
+    Integer images are mapped to full scale first (white is 1.0); the output is f32 and
+    large positive at corners, negative along edges. The boundary applies to the input, as
+    the app's repeat_edge. Funcs: gray, Ix and Iy (computed at root), Ixx, Iyy, Ixy, Sxx,
+    Syy, Sxy, det, trace, out.
+    """
+
+    category = CATEGORY
+    inputs = (Port("image", "image", "number"),)
+    outputs = (Port("out", "gray", "f32"),)
+    params = (
+        Parameter("k", "float", 0.04, minimum=0, maximum=0.25, doc="weight of trace^2 (Harris' sensitivity)"),
+        BOUNDARY,
+    )
+
+    def build(self, ctx: BuildContext, image: Value, k: float, boundary: str) -> Value:
+        gray = _to_float_gray(ctx, image, boundary)
+        x, y = ctx.x, ctx.y
+
+        def stage(name: str, fn: Callable[[], Expr]) -> pw.Func:
+            f = ctx.func(name)
+            f[x, y] = fn()
+            return f
+
+        def read(dx: int, dy: int) -> Expr:
+            return gray[x + dx, y + dy]
+
+        ix = stage("Ix", lambda: _weighted_sum(read, [(dx, dy, w / 12) for dx, dy, w in SOBEL_X]))
+        iy = stage("Iy", lambda: _weighted_sum(read, [(dx, dy, w / 12) for dx, dy, w in SOBEL_Y]))
+        ix.compute_root()
+        iy.compute_root()
+        ixx = stage("Ixx", lambda: ix[x, y] * ix[x, y])
+        iyy = stage("Iyy", lambda: iy[x, y] * iy[x, y])
+        ixy = stage("Ixy", lambda: ix[x, y] * iy[x, y])
+        box = [(dx, dy, 1.0) for dy in (-1, 0, 1) for dx in (-1, 0, 1)]
+        sxx = stage("Sxx", lambda: _weighted_sum(lambda dx, dy: ixx[x + dx, y + dy], box))
+        syy = stage("Syy", lambda: _weighted_sum(lambda dx, dy: iyy[x + dx, y + dy], box))
+        sxy = stage("Sxy", lambda: _weighted_sum(lambda dx, dy: ixy[x + dx, y + dy], box))
+        det = stage("det", lambda: sxx[x, y] * syy[x, y] - sxy[x, y] * sxy[x, y])
+        trace = stage("trace", lambda: sxx[x, y] + syy[x, y])
+        out = stage("out", lambda: det[x, y] - k * trace[x, y] * trace[x, y])
+        return Value(out, "gray", (image.width, image.height))
+
+
+TAN_22_5 = math.tan(math.pi / 8)
+
+
+class CannyEdges(NodeType):
+    """Canny edges as a stencil pipeline: white (255) on edges, black elsewhere (u8).
+
+    Steps: Gaussian blur (`sigma`, as the Gaussian blur node, in f32 full scale); Sobel
+    gx, gy (unnormalized, so a black-to-white step gives 4); magnitude sqrt(gx^2 + gy^2);
+    non-maximum suppression: a pixel stays if its magnitude is >= both neighbours along
+    the gradient direction quantized to 0, 45, 90 or 135 degrees; double threshold: strong
+    if >= `high`, weak if >= `low`. Hysteresis "as far as a stencil pipeline allows":
+    starting from the strong pixels, `hysteresis_steps` times, a weak pixel becomes an edge
+    if one of its 8 neighbours is. Weak pixels further than that many steps from a strong
+    one along a chain are dropped (full Canny follows chains without limit).
+
+    Funcs: blur_x, blur_y, magnitude (root), thin (root), edges_0 .. edges_n (root), out.
+    """
+
+    category = CATEGORY
+    inputs = (Port("image", "gray", "number", doc="gray image; integers are mapped to 0..1"),)
+    outputs = (Port("out", "gray", "u8"),)
+    params = (
+        Parameter("sigma", "float", 1.0, minimum=0.1, maximum=10, unit="px", doc="blur before differentiation"),
+        Parameter("low", "float", 0.1, minimum=0, maximum=8, doc="weak edge threshold on the gradient magnitude"),
+        Parameter("high", "float", 0.2, minimum=0, maximum=8, doc="strong edge threshold on the gradient magnitude"),
+        Parameter("hysteresis_steps", "int", 4, minimum=0, maximum=64, doc="how far edges grow along weak pixels"),
+        BOUNDARY,
+    )
+
+    def build(
+        self,
+        ctx: BuildContext,
+        image: Value,
+        sigma: float,
+        low: float,
+        high: float,
+        hysteresis_steps: int,
+        boundary: str,
+    ) -> Value:
+        if low > high:
+            raise ctx.error(f"the low threshold {low:g} is above the high threshold {high:g}")
+        x, y = ctx.x, ctx.y
+        blurred = _gaussian(ctx, ctx.bounded(image, boundary), sigma, full_scale_float=True)
+
+        def read(dx: int, dy: int) -> Expr:
+            return blurred[x + dx, y + dy]
+
+        gx, gy = _weighted_sum(read, SOBEL_X), _weighted_sum(read, SOBEL_Y)
+        magnitude = ctx.func("magnitude")
+        magnitude[x, y] = pw.sqrt(gx * gx + gy * gy)
+        magnitude.compute_root()
+        thin = ctx.func("thin")
+        thin[x, y] = pw.select(_is_ridge(magnitude, gx, gy), magnitude[x, y], 0.0)
+        thin.compute_root()
+        # Edges exist only inside the image (as if the outside were a constant false); testing
+        # that here, rather than reading a bounded Func, keeps each stage's region a plain
+        # rectangle one pixel larger than the next one's.
+        inside = pw.logical_and(pw.logical_and(x >= 0, x < image.width), pw.logical_and(y >= 0, y < image.height))
+        weak = pw.logical_and(inside, thin[x, y] >= low)
+        edges = ctx.func("edges_0")
+        edges[x, y] = pw.logical_and(inside, thin[x, y] >= high)
+        for step in range(1, hysteresis_steps + 1):
+            edges.compute_root()
+            near = functools.reduce(pw.logical_or, (edges[x + i, y + j] for j in (-1, 0, 1) for i in (-1, 0, 1)))
+            edges = ctx.func(f"edges_{step}")
+            edges[x, y] = pw.logical_and(weak, near)
+        out = ctx.func("out")
+        out[x, y] = pw.select(edges[x, y], pw.u8(255), pw.u8(0))
+        return image.with_func(out)
+
+
+def _is_ridge(magnitude: pw.Func, gx: Expr, gy: Expr) -> Expr:
+    """Whether magnitude(x, y) is >= both of its neighbours along the gradient (gx, gy),
+    the direction quantized to a multiple of 45 degrees (y points down)."""
+    x, y = BuildContext.x, BuildContext.y
+    ax, ay = pw.abs(gx), pw.abs(gy)
+    along_x = ay <= ax * TAN_22_5
+    along_y = ax <= ay * TAN_22_5
+    falling = gx * gy > 0  # the gradient points to (+1, +1) or (-1, -1)
+
+    def neighbour(s: int) -> Expr:
+        return pw.select(
+            along_x,
+            magnitude[x + s, y],
+            along_y,
+            magnitude[x, y + s],
+            falling,
+            magnitude[x + s, y + s],
+            magnitude[x + s, y - s],
+        )
+
+    m = magnitude[x, y]
+    return pw.logical_and(m >= neighbour(1), m >= neighbour(-1))
+
+
+# ---------------------------------------------------------------------------- edge-aware smoothing
+
+
+BINOMIAL = ((-2, 1), (-1, 4), (0, 6), (1, 4), (2, 1))
+
+
+def _five_tap(f: pw.Func, shift: Callable[[int], tuple]) -> Expr:
+    """The [1 4 6 4 1] filter of f along one grid axis; shift(k) gives f's arguments at k."""
+    return functools.reduce(operator.add, (f[shift(k)] * w if w != 1 else f[shift(k)] for k, w in BINOMIAL))
+
+
+class BilateralGrid(NodeType):
+    """Edge-preserving smoothing with a bilateral grid, the algorithm of Halide's
+    apps/bilateral_grid: the image (clamped to [0, 1]) is accumulated into a coarse grid of
+    s_sigma x s_sigma cells by r_sigma intensity bins (`histogram`: sum of values and count),
+    the grid is blurred with [1 4 6 4 1] along z, x and y (`blurz`, `blurx`, `blury`,
+    computed at root), and each pixel reads it back by trilinear interpolation
+    (`interpolated`), dividing the sum by the count.
+
+    Gray images only; integers are mapped to 0..1 first; the output is f32.
+    """
+
+    category = CATEGORY
+    inputs = (Port("image", "gray", "number", doc="gray image; integers are mapped to 0..1"),)
+    outputs = (Port("out", "gray", "f32"),)
+    params = (
+        Parameter("s_sigma", "int", 8, minimum=1, maximum=64, unit="px", doc="spatial size of a grid cell"),
+        Parameter("r_sigma", "float", 0.1, minimum=0.01, maximum=1, doc="intensity range of a grid bin"),
+        BOUNDARY,
+    )
+
+    def build(self, ctx: BuildContext, image: Value, s_sigma: int, r_sigma: float, boundary: str) -> Value:
+        x, y, c = ctx.x, ctx.y, ctx.c
+        z = pw.Var("z")
+        s = s_sigma
+        src = ctx.bounded(image, boundary)
+        r = pw.RDom([(0, s), (0, s)])
+        value = pw.clamp(convert(src[x * s + r.x - s // 2, y * s + r.y - s // 2], F32), 0.0, 1.0)
+        bin_index = pw.i32(value * (1.0 / r_sigma) + 0.5)
+        histogram = ctx.func("histogram")
+        histogram[x, y, z, c] = 0.0
+        histogram[x, y, bin_index, c] += pw.select(c == 0, value, 1.0)
+        blurz, blurx, blury = ctx.func("blurz"), ctx.func("blurx"), ctx.func("blury")
+        blurz[x, y, z, c] = _five_tap(histogram, lambda k: (x, y, z + k, c))
+        blurx[x, y, z, c] = _five_tap(blurz, lambda k: (x + k, y, z, c))
+        blury[x, y, z, c] = _five_tap(blurx, lambda k: (x, y + k, z, c))
+        for f in (blurz, blurx, blury):
+            f.compute_root()
+        # trilinear slicing at the pixel's own position and value
+        level = pw.clamp(convert(image[x, y], F32), 0.0, 1.0) * (1.0 / r_sigma)
+        zi = pw.i32(level)
+        zf = level - pw.f32(zi)
+        xi, yi = x / s, y / s
+        xf, yf = pw.f32(x % s) / s, pw.f32(y % s) / s
+
+        def corner(dx: int, dy: int, dz: int) -> Expr:
+            return blury[xi + dx, yi + dy, zi + dz, c]
+
+        def bilinear(dz: int) -> Expr:
+            top = pw.lerp(corner(0, 0, dz), corner(1, 0, dz), xf)
+            bottom = pw.lerp(corner(0, 1, dz), corner(1, 1, dz), xf)
+            return pw.lerp(top, bottom, yf)
+
+        interpolated = ctx.func("interpolated")
+        interpolated[x, y, c] = pw.lerp(bilinear(0), bilinear(1), zf)
+        out = ctx.func("out")
+        out[x, y] = interpolated[x, y, 0] / interpolated[x, y, 1]
+        return Value(out, "gray", image.extents)
