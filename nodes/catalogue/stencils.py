@@ -184,8 +184,8 @@ class GaussianBlur(NodeType):
     normalized taps.
 
     Integer images are blurred exactly in f64 with the taps rounded to multiples of 2^-22
-    (u8) or 2^-18 (u16), still summing to 1, then rounded to nearest. Funcs: `blur_x` (computed at root) and
-    `blur_y`, then `out`.
+    (u8) or 2^-18 (u16), still summing to 1, then rounded to nearest. Funcs: `blur_x`
+    (computed at root) and `blur_y`, then `out`.
     """
 
     category = CATEGORY
@@ -455,6 +455,7 @@ class Median3x3(NodeType):
     """
 
     category = CATEGORY
+    title = "Median 3x3"
     inputs = (Port("image", "image", "number"),)
     params = (BOUNDARY,)
 
@@ -496,7 +497,7 @@ def _to_float_gray(ctx: BuildContext, image: Value, boundary: str) -> pw.Func:
 class HarrisCorners(NodeType):
     """Harris corner response, the algorithm of Halide's apps/harris: gray (Rec. 601 luma
     of colour), Sobel 3x3 derivatives divided by 12, the structure tensor summed over a 3x3
-    box, and det - k trace^2 with k = 0.04.
+    box, and det - k trace^2 (k = 0.04 by default, as the app).
 
     Integer images are mapped to full scale first (white is 1.0); the output is f32 and
     large positive at corners, negative along edges. The boundary applies to the input, as
