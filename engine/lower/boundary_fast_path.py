@@ -26,10 +26,41 @@ def boundary_fast_path(stmt: Stmt) -> Stmt:
 
 
 def _clamp_parts(node: E.Expr) -> tuple[E.Expr, E.Expr, E.Expr] | None:
-    """(e, lo, hi) when node is max(min(e, hi), lo)."""
+    """(e, lo, hi) when node is max(min(e, hi), lo); for the coordinate of a wrapping or
+    mirroring boundary condition, max(min(select(lo <= e && e <= hi, e, outside), hi), lo),
+    (e, lo, hi) too: inside the bounds it is e, whatever `outside` computes."""
     if isinstance(node, E.Max) and isinstance(node.a, E.Min) and not node.type().is_float():
-        return node.a.a, node.b, node.a.b
+        arg, lo, hi = node.a.a, node.b, node.a.b
+        inner = _inside_select(arg, lo, hi)
+        return (inner, lo, hi) if inner is not None else (arg, lo, hi)
     return None
+
+
+def _inside_select(e: E.Expr, lo: E.Expr, hi: E.Expr) -> E.Expr | None:
+    """v when e is select(v >= lo && v <= hi, v, outside), else None."""
+    if not (isinstance(e, E.Select) and isinstance(e.cond, E.And)):
+        return None
+    low, high = e.cond.a, e.cond.b
+    v = e.true_value
+    if (
+        isinstance(low, E.GE)
+        and isinstance(high, E.LE)
+        and low.a.key() == v.key() == high.a.key()
+        and low.b.key() == lo.key()
+        and high.b.key() == hi.key()
+    ):
+        return v
+    return None
+
+
+def _outside_branches(e: E.Expr) -> set[tuple]:
+    """Keys of the nodes inside the `outside` branch of boundary selects (see _clamp_parts):
+    the fast path drops those branches, so their clamps need no test of their own."""
+    keys: set[tuple] = set()
+    for n in walk(e):
+        if _clamp_parts(n) is not None and _inside_select(n.a.a, n.b, n.a.b) is not None:
+            keys.update(m.key() for m in walk(n.a.a.false_value))
+    return keys
 
 
 class _FastPath(StmtMutator):
@@ -46,9 +77,10 @@ class _FastPath(StmtMutator):
             node = node.body
         clamps: dict[tuple, tuple[E.Expr, E.Expr, E.Expr]] = {}
         for e in stmt_exprs(body):
+            dropped = _outside_branches(e)
             for n in walk(e):
                 parts = _clamp_parts(n)
-                if parts is None or n.key() in clamps:
+                if parts is None or n.key() in clamps or n.key() in dropped:
                     continue
                 arg, lo, hi = parts
                 if _uses(lo, inner) or _uses(hi, inner) or not _uses(arg, inner):

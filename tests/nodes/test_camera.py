@@ -200,3 +200,20 @@ def test_colour_matrix_matches_numpy(astronaut_planar, dtype, offsets):
 def test_colour_matrix_needs_three_rows(astronaut_planar):
     with pytest.raises(NodeError, match="3x3 or 3x4"):
         run_node_once("colour_matrix", {"image": astronaut_planar[:, :16, :16].copy()}, {"matrix": [[1, 0], [0, 1]]})
+
+
+def test_mirrored_reads_get_the_dense_vector_fast_path():
+    """Inside the image, a vectorized stencil with a mirroring boundary loads whole vectors
+    (the engine's boundary fast path sees through the select of the mirrored coordinate)."""
+    from nodes.graph import NodeSpec, build_graph
+
+    graph = build_graph(
+        [
+            NodeSpec("raw", "image_input", {"element": "u16", "layout": "gray"}),
+            NodeSpec("hot", "hot_pixel_suppression", {"boundary": "mirror_interior"}, {"image": ("raw", "out")}),
+            NodeSpec("result", "output", {"element": "same"}, {"image": ("hot", "out")}),
+        ]
+    )
+    graph.func("result", "out").vectorize("x", 16)
+    stmt = graph.pipeline().lowered_stmt()
+    assert "raw[ramp(" in stmt  # dense loads, not gathers of mirrored coordinates
