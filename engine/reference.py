@@ -105,6 +105,7 @@ class ReferenceEvaluator:
         self.params = params
         self.param_scope = {k: Interval(v, v) for k, v in params.items()}
         self.buffers: dict[int, Buffer] = {}
+        self._value_bounds: dict[int, Interval | None] = {}
 
     # ------------------------------------------------------------------ bounds
     def _scalar(self, e: E.Expr) -> int:
@@ -142,7 +143,10 @@ class ReferenceEvaluator:
         f = call.target
         if f.has_update_definition():
             return None
-        return bounds_of(f.value(), self.param_scope, self._call_bounds)
+        # The same for every call of f: remembered, or chains of Funcs cost exponential time.
+        if id(f) not in self._value_bounds:
+            self._value_bounds[id(f)] = bounds_of(f.value(), self.param_scope, self._call_bounds)
+        return self._value_bounds[id(f)]
 
     def infer_regions(self, sizes: list[int]) -> dict[int, Box]:
         regions: dict[int, Box] = {}

@@ -12,6 +12,18 @@ from engine.errors import CompileError
 from engine.ir.types import Bool, Float, Int, Type
 
 
+class _Key(tuple):
+    """A structural key that remembers its hash: keys nest, and a plain tuple rehashes the
+    whole tree on every dictionary lookup (quadratic time on deep expressions)."""
+
+    def __hash__(self) -> int:
+        try:
+            return self.__dict__["hash"]
+        except KeyError:
+            h = self.__dict__["hash"] = tuple.__hash__(self)
+            return h
+
+
 class Expr:
     """Base class of all expression nodes."""
 
@@ -32,7 +44,7 @@ class Expr:
         try:
             return self._key
         except AttributeError:
-            k = (type(self).__name__, self._type, *self._fields(), *(c.key() for c in self.children()))
+            k = _Key((type(self).__name__, self._type, *self._fields(), *(c.key() for c in self.children())))
             object.__setattr__(self, "_key", k)
             return k
 
