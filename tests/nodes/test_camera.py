@@ -217,3 +217,17 @@ def test_mirrored_reads_get_the_dense_vector_fast_path():
     graph.func("result", "out").vectorize("x", 16)
     stmt = graph.pipeline().lowered_stmt()
     assert "raw[ramp(" in stmt  # dense loads, not gathers of mirrored coordinates
+
+
+def test_camera_pipeline_example_recovers_the_photograph():
+    """The camera_pipeline example undoes what make_raw_bayer.py did to coffee.png (up to
+    demosaicking blur, hot pixels and 12-bit quantization)."""
+    from nodes.pipeline_build import open_document
+    from tests.conftest import ROOT
+
+    built = open_document(ROOT / "resources" / "examples" / "camera_pipeline.json")
+    (out,) = built.run(built.sample_inputs()).values()
+    photo = np.moveaxis(iio.imread(IMAGES / "coffee.png")[..., :3], -1, 0).astype(int)
+    error = np.abs(out.astype(int) - photo)
+    assert out.shape == photo.shape
+    assert error.mean() < 10 and np.median(error) <= 4
