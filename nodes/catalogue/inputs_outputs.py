@@ -92,6 +92,7 @@ class Output(NodeType):
     category = CATEGORY
     is_output: ClassVar[bool] = True
     inputs = (Port("image", "any", "number"),)
+    outputs = (Port("out", "any", "number", doc="the result: an image, an array or a scalar"),)
     params = (
         Parameter("element", "choice", "u8", choices=("same", "u8", "u16", "f32"), doc="element type written out"),
         Parameter("scale", "bool", True, doc="map full scale to full scale when converting"),
