@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from nodes.errors import DocumentError, NodeError, ParameterError
+from nodes.files import mode_for
 from nodes.schedule_spec import check_directive, check_schedule
 
 FORMAT = "pixelweave.pipeline"
@@ -288,6 +289,7 @@ class Document:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
+            os.chmod(tmp, mode_for(target))
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

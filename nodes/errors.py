@@ -13,7 +13,6 @@ class NodeError(PixelweaveError):
         self.detail = message
         super().__init__(f"node `{node_id}`: {message}" if node_id else message)
 
-
     def at_node(self, node_id: str) -> NodeError:
         """This error, now naming the node it happened in (its subclass and fields kept)."""
         self.node_id = node_id

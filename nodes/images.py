@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from nodes.errors import NodeError
+from nodes.files import mode_for
 
 LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float64)
 DTYPES = {"u8": np.uint8, "u16": np.uint16, "f32": np.float32}
@@ -89,6 +90,7 @@ def write_image(path: str | Path, array: np.ndarray) -> None:
     data = to_file_layout(array)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent or ".")
     os.close(fd)
+    os.chmod(tmp, mode_for(path))
     try:
         iio.imwrite(tmp, data)
         os.replace(tmp, path)

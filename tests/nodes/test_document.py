@@ -276,3 +276,22 @@ def test_missing_sample_is_reported_when_inputs_are_needed(folder):
     built = open_document(write_document(folder / "doc.json", blur_document("nowhere.png")))
     with pytest.raises(NodeError, match=r"no image for input `input`: its sample image 'nowhere.png' was not found"):
         built.sample_inputs()
+
+
+def test_saved_documents_and_images_get_the_usual_file_mode(tmp_path):
+    import os
+
+    import numpy as np
+
+    from nodes.document import Document
+    from nodes.images import write_image
+
+    mask = os.umask(0o022)
+    try:
+        doc = Document(name="empty")
+        saved = doc.save(tmp_path / "doc.json")
+        write_image(tmp_path / "out.png", np.zeros((4, 4), np.uint8))
+    finally:
+        os.umask(mask)
+    assert saved.stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "out.png").stat().st_mode & 0o777 == 0o644
