@@ -72,12 +72,15 @@ class NodeType:
         outs = [p.name for p in cls.outputs]
         if not outs or len(set(outs)) != len(outs):
             raise TypeError(f"node type {cls.__name__}: needs uniquely named outputs, got {outs}")
+        if cls.build is NodeType.build:
+            raise TypeError(f"node type {cls.__name__} needs a build() method returning its Values")
         if cls.type_name in _REGISTRY and _REGISTRY[cls.type_name] is not cls:
             raise TypeError(f"node type name {cls.type_name!r} is defined twice")
         _REGISTRY[cls.type_name] = cls
 
     def build(self, ctx: BuildContext, **kwargs: Any) -> Value | dict[str, Value]:
-        raise NotImplementedError(f"node type {type(self).__name__} does not define build()")
+        """Every registered subclass overrides this (checked when the class is defined)."""
+        raise TypeError(f"{type(self).__name__} is an abstract node type and builds nothing")
 
     @classmethod
     def tooltip(cls) -> str:

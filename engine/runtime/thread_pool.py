@@ -27,6 +27,7 @@ from __future__ import annotations
 from string import Template
 
 from engine.codegen.llvm_ir import ModuleBuilder
+from engine.errors import CompileError
 
 PARALLEL_FOR = "pw_parallel_for"
 PARALLEL_FOR_SIGNATURE = "i32 (ptr, ptr, i32, i32)"
@@ -375,7 +376,10 @@ def add_thread_pool(module: ModuleBuilder, *, arch: str, export: bool, with_dest
     """Add the pool to module; `export` makes pw_parallel_for and pw_runtime_stats visible
     to other JIT libraries, otherwise everything is internal (an exported library)."""
     if arch not in _FUTEX_SYSCALL:
-        raise NotImplementedError(f"the parallel runtime supports x86_64 and aarch64 Linux, not {arch}")
+        raise CompileError(
+            f"parallel loops need the native thread pool, which runs on x86_64 and aarch64 Linux, not {arch}; "
+            "remove parallel() from the schedule to compile for this machine"
+        )
     module.declare("syscall", "i64 (i64, ...)")
     module.declare("getenv", "ptr (ptr)")
     module.declare("strtol", "i64 (ptr, ptr, i32)")

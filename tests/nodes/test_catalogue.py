@@ -17,3 +17,16 @@ def test_every_node_type_has_a_tooltip_and_documented_parameters():
         assert cls.summary(), cls.type_name
         for p in cls.params:
             assert p.doc, f"{cls.type_name}.{p.name} has no description (its tooltip)"
+
+
+def test_a_node_type_without_build_is_refused_when_defined():
+    import pytest
+
+    from nodes.node_type import NodeType
+
+    with pytest.raises(TypeError, match="needs a build"):
+
+        class Incomplete(NodeType):
+            """A node type that forgot its build()."""
+
+            category = "Stencils"
