@@ -1,0 +1,159 @@
+"""Background work for the editor: compiling, running and benchmarking off the GUI thread.
+
+Every job runs on one worker thread, in submission order, because the engine's JIT (one
+LLVM context) is not meant to be entered from two threads at once. Jobs are submitted to a
+*lane* ("preview", "benchmark", ...): a new job in a lane cancels the lane's older jobs, so
+a burst of edits only ever computes the newest state. Cancelling sets the job's token; work
+checks it between steps (`token.check()`), and the result of a cancelled job is dropped.
+Results, errors and progress reach the GUI thread through a queued Qt signal.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6 import QtCore
+
+Progress = Callable[[int, int, str], None]
+Work = Callable[["CancelToken", Progress], Any]
+
+
+class Cancelled(Exception):
+    """Raised by `CancelToken.check()` inside a job whose result is no longer wanted."""
+
+
+class CancelToken:
+    """Set when a job's result is no longer wanted."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def check(self) -> None:
+        if self._event.is_set():
+            raise Cancelled
+
+
+@dataclass
+class _Job:
+    lane: str
+    work: Work
+    done: Callable[[Any], None] | None
+    failed: Callable[[BaseException, str], None] | None
+    progress: Callable[[int, int, str], None] | None
+    token: CancelToken = field(default_factory=CancelToken)
+
+
+class JobRunner(QtCore.QObject):
+    """Runs jobs on one worker thread; callbacks run on the GUI thread."""
+
+    busy_changed = QtCore.Signal(bool)
+    _deliver = QtCore.Signal(object)
+
+    def __init__(self, parent: QtCore.QObject | None = None) -> None:
+        super().__init__(parent)
+        self._queue: queue.Queue[_Job | None] = queue.Queue()
+        self._live: list[_Job] = []  # submitted, not yet delivered (GUI thread only)
+        self._deliver.connect(self._on_deliver, QtCore.Qt.ConnectionType.QueuedConnection)
+        self._thread = threading.Thread(target=self._loop, name="pixelweave-jobs", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ GUI thread
+    def submit(
+        self,
+        lane: str,
+        work: Work,
+        *,
+        done: Callable[[Any], None] | None = None,
+        failed: Callable[[BaseException, str], None] | None = None,
+        progress: Callable[[int, int, str], None] | None = None,
+    ) -> CancelToken:
+        """Queues `work(token, progress)`; cancels older jobs of the same lane. `done(result)`
+        or `failed(error, traceback_text)` is called on the GUI thread unless cancelled."""
+        self.cancel(lane)
+        job = _Job(lane, work, done, failed, progress)
+        was_busy = self.is_busy()
+        self._live.append(job)
+        self._queue.put(job)
+        if not was_busy:
+            self.busy_changed.emit(True)
+        return job.token
+
+    def cancel(self, lane: str | None = None) -> None:
+        """Cancels the pending and running jobs of a lane (of every lane if None)."""
+        for job in self._live:
+            if lane is None or job.lane == lane:
+                job.token.cancel()
+
+    def is_busy(self, lane: str | None = None) -> bool:
+        return any(lane is None or job.lane == lane for job in self._live)
+
+    def wait_idle(self, timeout_ms: int = 60_000) -> bool:
+        """Processes events until every job has been delivered (for tests and shutdown)."""
+        deadline = QtCore.QDeadlineTimer(timeout_ms)
+        app = QtCore.QCoreApplication.instance()
+        while self._live and not deadline.hasExpired():
+            if app is not None:
+                app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 20)
+            QtCore.QThread.msleep(2)
+        return not self._live
+
+    def shutdown(self) -> None:
+        """Cancels everything and stops the worker thread (waits for the running step)."""
+        self.cancel()
+        self._queue.put(None)
+        self._thread.join(timeout=30)
+
+    # ------------------------------------------------------------------ worker thread
+    def _loop(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            if job.token.cancelled:
+                self._deliver.emit((job, "cancelled", None))
+                continue
+
+            def report(done: int, total: int, text: str, job: _Job = job) -> None:
+                if not job.token.cancelled:
+                    self._deliver.emit((job, "progress", (done, total, text)))
+
+            try:
+                result = job.work(job.token, report)
+                outcome = ("cancelled", None) if job.token.cancelled else ("done", result)
+            except Cancelled:
+                outcome = ("cancelled", None)
+            except BaseException as e:  # a job's failure is reported, never fatal to the editor
+                outcome = ("failed", (e, traceback.format_exc()))
+            self._deliver.emit((job, *outcome))
+
+    # ------------------------------------------------------------------ delivery (GUI thread)
+    def _on_deliver(self, message: tuple[_Job, str, Any]) -> None:
+        job, kind, payload = message
+        if kind == "progress":
+            if job.progress is not None and not job.token.cancelled:
+                job.progress(*payload)
+            return
+        if job in self._live:
+            self._live.remove(job)
+        try:
+            if job.token.cancelled or kind == "cancelled":
+                return
+            if kind == "done" and job.done is not None:
+                job.done(payload)
+            elif kind == "failed" and job.failed is not None:
+                job.failed(*payload)
+        finally:
+            if not self._live:
+                self.busy_changed.emit(False)

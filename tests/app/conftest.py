@@ -1,0 +1,15 @@
+"""GUI tests run offscreen with pytest-qt; settings go to a temporary folder so tests never
+touch the user's recent files or autosaves."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path, monkeypatch):
+    """Qt settings and autosaves in a per-test folder."""
+    monkeypatch.setenv("PIXELWEAVE_CONFIG_DIR", str(tmp_path / "config"))
+    return tmp_path / "config"
