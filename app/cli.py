@@ -11,12 +11,9 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import statistics
 import sys
 import threading
-import time
 import traceback
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -123,11 +120,15 @@ def make_parser() -> argparse.ArgumentParser:
         parents=[common, target],
         help="write a native library (NAME.o, libNAME.so, NAME.h) and a README",
         description="Compile the document to a self-contained native library callable from C, C++ or Python "
-        "(ctypes), and write DIR/README.md explaining its arguments. Targets: host, x86-64, x86-64-v3, x86-64-v4.",
+        "(ctypes), and write DIR/README.md explaining its arguments. Targets: host, x86-64, x86-64-v2, x86-64-v3, "
+        "x86-64-v4.",
     )
     export.add_argument("doc", metavar="DOC", help="the pipeline document (.json)")
     export.add_argument("--out", required=True, metavar="DIR", help="directory to write into")
     export.add_argument("--name", metavar="NAME", help="C name of the entry point (default: from the document)")
+    export.add_argument(
+        "--python", action="store_true", help="also write NAME.py, a module calling the library on NumPy arrays"
+    )
     export.set_defaults(handler=cmd_export)
 
     batch = commands.add_parser(
@@ -366,43 +367,15 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from nodes.benchmark import run_benchmark
+
     built = _open(args.doc)
     given = _inputs(built, args.input)
     params = _params(built, args.param)
     images = built.sample_inputs(given)
-    sizes = built.output_sizes(images, params)
-    start = time.perf_counter()
-    compiled = built.runner.compile(sizes, target=args.target, profile=args.profile)
-    compile_seconds = time.perf_counter() - start
-    inputs = {**images, **params}
-    outs = [fn(size, inputs) for _, size, fn in compiled]  # warm-up, and the arrays reused below
-    times: list[float] = []
-    per_node: dict[str, float] = defaultdict(float)
-    for _ in range(args.runs):
-        start = time.perf_counter()
-        for (_, size, fn), out in zip(compiled, outs, strict=True):
-            fn(size, inputs, out=out)
-        times.append(time.perf_counter() - start)
-        if args.profile:
-            for _, _, fn in compiled:
-                for func_name, seconds in (fn.last_profile or {}).items():
-                    per_node[func_name.split(".", 1)[0]] += seconds
-    megapixels = sum(size[0] * (size[1] if len(size) > 1 else 1) for size in sizes.values()) / 1e6
-    median = statistics.median(times)
-    print(f"{built.document.name}: {len(sizes)} output(s), {megapixels:.3f} megapixels per run")
-    print(f"compile: {compile_seconds * 1e3:.1f} ms (target {args.target})")
-    print(
-        f"run ({args.runs} runs): median {median * 1e3:.3f} ms, min {min(times) * 1e3:.3f} ms, "
-        f"max {max(times) * 1e3:.3f} ms, {megapixels / median:.1f} megapixels/s"
-    )
-    if args.profile:
-        total = sum(per_node.values()) or 1.0
-        print(
-            "time per node, mean per run (each node's own time, without the producers computed inside "
-            "its loops; thread time, summed over the threads of parallel loops):"
-        )
-        for node_id, seconds in sorted(per_node.items(), key=lambda kv: -kv[1]):
-            print(f"  {node_id:<24} {seconds / args.runs * 1e3:9.3f} ms  {100 * seconds / total:5.1f}%")
+    result = run_benchmark(built, images, params, runs=args.runs, target=args.target, profile=args.profile)
+    for line in result.report_lines():
+        print(line)
     return 0
 
 
@@ -410,23 +383,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    import re
-
     from app.library_readme import library_readme
-    from engine.lower import lower
+    from nodes.export import default_export_name, export_library, export_name_problem, export_python_module
 
     built = _open(args.doc)
-    stem = built.document.name or Path(args.doc).stem
-    name = args.name or re.sub(r"\W+", "_", stem.lower()).strip("_") or "pipeline"
-    if name[0].isdigit():
-        name = f"pw_{name}"
+    name = args.name or default_export_name(built.document.name or Path(args.doc).stem)
+    problem = export_name_problem(name, "python" if args.python else "library")
+    if problem:
+        raise UsageError(f"--name: {problem}")
     directory = Path(args.out)
-    pipeline = built.pipeline()
-    library = pipeline.compile_to_library(name, str(directory), args.target)
-    arguments = lower(pipeline, "host", name=name).lowered.arguments
+    export = export_python_module if args.python else export_library
+    result = export(built, directory, name, args.target)
     readme = directory / "README.md"
-    readme.write_text(library_readme(built, name, arguments, args.target), encoding="utf-8")
-    for path in (library.shared_library_path, library.header_path, library.object_path, readme):
+    readme.write_text(library_readme(built, name, result.arguments, args.target), encoding="utf-8")
+    for path in [*result.files, readme]:
         print(f"wrote {path}")
     return 0
 
