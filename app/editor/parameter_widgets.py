@@ -108,6 +108,10 @@ class ParameterEditor(QtWidgets.QWidget):
         """What is wrong with what the user typed, or None when the editor shows a valid value."""
         return self._problem
 
+    def flush(self) -> None:
+        """Commits an edit still in progress (text typed but not yet confirmed), e.g. before
+        the panel switches to another node. Editors that commit at once have nothing to do."""
+
     def _add(self, item: QtWidgets.QWidget | QtWidgets.QLayout) -> None:
         """Adds a control above the problem line."""
         index = self._layout.indexOf(self._problem_label)
@@ -367,6 +371,9 @@ class ColourEditor(ParameterEditor):
             self._set_problem(None)
             self.hex_field.setStyleSheet("")
 
+    def flush(self) -> None:
+        self._hex_finished()
+
     def _hex_finished(self) -> None:
         rgb = hex_to_colour(self.hex_field.text())
         if rgb is None:
@@ -459,7 +466,8 @@ class MatrixEditor(ParameterEditor):
         self.table = QtWidgets.QTableWidget()
         self.table.horizontalHeader().hide()
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setDefaultSectionSize(56)
+        self.table.horizontalHeader().setDefaultSectionSize(48)
+        self.table.setMinimumWidth(120)  # a wide kernel scrolls inside the grid, not the panel
         self.table.verticalHeader().setDefaultSectionSize(24)
         self.table.setToolTip(self.toolTip())
         self.table.itemChanged.connect(self._cell_edited)
@@ -469,22 +477,20 @@ class MatrixEditor(ParameterEditor):
         self.remove_column_button = _tool_button("− Col", "remove the rightmost column", self.remove_column)
         self.normalize_button = _tool_button("Normalize", "divide every weight by their sum", self.normalize)
         self.info = QtWidgets.QLabel()
-        self.info.setStyleSheet("color: palette(mid);")
+        self.info.setStyleSheet("color: #666;")
         buttons = QtWidgets.QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
         buttons.setSpacing(2)
-        for b in (
-            self.add_row_button,
-            self.remove_row_button,
-            self.add_column_button,
-            self.remove_column_button,
-            self.normalize_button,
-        ):
-            buttons.addWidget(b)
+        for button in (self.add_row_button, self.remove_row_button, self.add_column_button, self.remove_column_button):
+            buttons.addWidget(button)
         buttons.addStretch(1)
+        summary = QtWidgets.QHBoxLayout()
+        summary.setContentsMargins(0, 0, 0, 0)
+        summary.addWidget(self.info, 1)
+        summary.addWidget(self.normalize_button)
         self._add(self.table)
         self._add(buttons)
-        self._add(self.info)
+        self._add(summary)
         self._show(self._value)
 
     def _show(self, value: Any) -> None:
@@ -696,6 +702,9 @@ class ExpressionEditor(ParameterEditor):
         else:
             self._set_problem(None)
 
+    def flush(self) -> None:
+        self._finish()
+
     def _finish(self) -> None:
         text = self.text()
         if self._check(text) is None and text != self._committed_text and self._commit(text, final=True):
@@ -761,6 +770,9 @@ class StringEditor(ParameterEditor):
 
     def _show(self, value: Any) -> None:
         self.line.setText(value)
+
+    def flush(self) -> None:
+        self._finished()
 
     def _finished(self) -> None:
         if self.line.text() != self._value:

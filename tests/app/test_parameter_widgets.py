@@ -1,6 +1,8 @@
 """Parameter editors driven as a user drives them: every emitted value is the document's JSON
 value, passes the parameter's own check, and invalid input is shown, never emitted."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -16,7 +18,7 @@ from app.editor.parameter_widgets import (
     StringEditor,
     editor_for,
 )
-from nodes.node_type import node_type
+from nodes.node_type import node_type, node_types
 from nodes.parameters import Parameter
 
 SIGMA = Parameter("sigma", "float", 1.5, 0.1, 30, unit="px", doc="standard deviation")
@@ -346,7 +348,6 @@ def test_sample_browse_stores_path_relative_to_document(qtbot, tmp_path):
 
 
 def test_every_catalogue_parameter_gets_a_working_editor(qtbot):
-    from nodes.node_type import node_types
 
     for type_cls in node_types().values():
         for param in type_cls.params:
@@ -354,3 +355,137 @@ def test_every_catalogue_parameter_gets_a_working_editor(qtbot):
             qtbot.addWidget(editor)
             assert editor.problem() is None, (type_cls.type_name, param.name)
             param.check(editor.value())
+
+
+# --------------------------------------------------------------------------- properties panel
+
+
+def make_panel(qtbot):
+    from app.editor.properties_panel import PropertiesPanel
+
+    panel = PropertiesPanel()
+    qtbot.addWidget(panel)
+    panel.resize(340, 640)
+    panel.show()
+    return panel
+
+
+def test_panel_placeholder_and_form(qtbot):
+    from app.editor.properties_panel import PLACEHOLDER
+
+    panel = make_panel(qtbot)
+    assert panel.pages.currentWidget().text() == PLACEHOLDER
+    assert panel.node_id() is None
+    blur = node_type("gaussian_blur")
+    panel.show_node("blur1", blur, {"sigma": 4.0})
+    assert panel.title_label.text() == blur.title
+    assert panel.id_field.text() == "blur1"
+    assert panel.summary_label.text() == blur.summary()
+    assert panel.title_label.toolTip() == blur.tooltip()
+    assert list(panel.editors) == [p.name for p in blur.params]
+    assert panel.editor("sigma").value() == 4.0
+    assert panel.editor(blur.params[1].name).value() == blur.params[1].default  # missing: default
+    labels = [w for w in panel.scroll.widget().findChildren(QtWidgets.QLabel) if w.buddy() is panel.editor("sigma")]
+    assert labels[0].text() == "Sigma" and "standard deviation" in labels[0].toolTip()
+    panel.clear()
+    assert panel.pages.currentWidget().text() == PLACEHOLDER and panel.editor("sigma") is None
+
+
+def test_panel_emits_param_edited_with_node_and_name(qtbot):
+    panel = make_panel(qtbot)
+    panel.show_node("blur1", node_type("gaussian_blur"), {})
+    spin = panel.editor("sigma").spin
+    with qtbot.waitSignal(panel.param_edited, timeout=1000) as signal:
+        type_into_spin(qtbot, spin, "3.5")
+    assert signal.args == ["blur1", "sigma", 3.5, True]
+
+
+def test_panel_update_values_emits_nothing(qtbot):
+    panel = make_panel(qtbot)
+    panel.show_node("blur1", node_type("gaussian_blur"), {"sigma": 2.0})
+    seen = []
+    panel.param_edited.connect(lambda *args: seen.append(args))
+    sigma_editor = panel.editor("sigma")
+    panel.update_values({"sigma": 7.25, "boundary": "mirror", "unknown": 1})
+    assert panel.editor("sigma") is sigma_editor  # not rebuilt
+    assert sigma_editor.spin.value() == 7.25 and panel.editor("boundary").combo.currentText() == "mirror"
+    assert seen == []
+
+
+def test_panel_error_banner(qtbot):
+    panel = make_panel(qtbot)
+    panel.show_node("blur1", node_type("gaussian_blur"), {})
+    panel.set_error("node `blur1`: input `image` is not connected")
+    assert panel.error_label.isVisible() and "not connected" in panel.error_label.text()
+    panel.set_error(None)
+    assert not panel.error_label.isVisible()
+
+
+def test_panel_rename(qtbot):
+    panel = make_panel(qtbot)
+    panel.show_node("blur1", node_type("gaussian_blur"), {}, existing_ids={"blur1", "input"})
+    renames = []
+    panel.rename_requested.connect(lambda old, new: renames.append((old, new)))
+    for bad, reason in (("2x", "letters, digits"), ("x", "reserved"), ("input", "already used")):
+        panel.id_field.selectAll()
+        qtbot.keyClicks(panel.id_field, bad)
+        qtbot.keyClick(panel.id_field, QtCore.Qt.Key.Key_Return)
+        assert reason in panel.id_problem_label.text() and not panel.id_problem_label.isHidden()
+    assert renames == []
+    panel.id_field.selectAll()
+    qtbot.keyClicks(panel.id_field, "soft_blur")
+    qtbot.keyClick(panel.id_field, QtCore.Qt.Key.Key_Return)
+    assert renames == [("blur1", "soft_blur")]
+    assert panel.node_id() == "soft_blur" and panel.id_problem_label.isHidden()
+    with qtbot.waitSignal(panel.param_edited) as signal:
+        type_into_spin(qtbot, panel.editor("sigma").spin, "2")
+    assert signal.args[0] == "soft_blur"
+    panel.reject_rename("blur1", "node id `soft_blur` is already used")
+    assert panel.node_id() == "blur1" and panel.id_field.text() == "blur1"
+    assert "already used" in panel.id_problem_label.text()
+
+
+def test_panel_flushes_a_typed_expression_before_switching_node(qtbot):
+    panel = make_panel(qtbot)
+    panel.show_node("fx", node_type("custom_expression"), {"expression": "a"})
+    seen = []
+    panel.param_edited.connect(lambda *args: seen.append(args))
+    panel.editor("expression").field.setPlainText("a * 2")
+    assert seen[-1] == ("fx", "expression", "a * 2", False)
+    panel.show_node("blur1", node_type("gaussian_blur"), {})
+    assert seen[-1] == ("fx", "expression", "a * 2", True)
+
+
+def test_panel_node_without_parameters(qtbot):
+    from app.editor.properties_panel import NO_PARAMETERS
+
+    typ = next(t for t in node_types().values() if not t.params)
+    panel = make_panel(qtbot)
+    panel.show_node("n", typ, {})
+    texts = [w.text() for w in panel.scroll.widget().findChildren(QtWidgets.QLabel)]
+    assert NO_PARAMETERS in texts
+
+
+def test_render_panels(qtbot, tmp_path):
+    """Renders the panel for a few nodes; PIXELWEAVE_RENDER_DIR keeps the PNGs to look at."""
+    import os
+
+    out = Path(os.environ.get("PIXELWEAVE_RENDER_DIR", tmp_path))
+    panel = make_panel(qtbot)
+    for type_name, params in (
+        ("gaussian_blur", {}),
+        ("convolution", {}),
+        ("lookup_table", {"curve": [[0, 0], [0.3, 0.6], [1, 1]]}),
+        ("custom_expression", {"expression": "a[x-1, y] + foo(2)"}),
+        ("image_input", {"sample": "kodim23.png"}),
+        ("levels", {}),
+    ):
+        panel.show_node(type_name + "1", node_type(type_name), params)
+        if type_name == "custom_expression":
+            panel.editor("expression").field.setPlainText("a[x-1, y] + foo(2)")
+            panel.set_error("node `custom_expression1`: the expression calls an unknown function")
+        qtbot.wait(20)
+        image = panel.grab().toImage()
+        image.save(str(out / f"panel_{type_name}.png"))
+        assert not image.isNull() and image.width() == 340
+        panel.set_error(None)
