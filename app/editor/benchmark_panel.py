@@ -1,0 +1,401 @@
+"""The benchmark panel: times the current document on its sample inputs off the GUI thread
+(nodes.benchmark.run_benchmark on the job runner's "benchmark" lane), shows the numbers and
+a per-node bar chart, and keeps every run in a history whose rows can be compared side by
+side or used to restore the schedule that produced them."""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from app.editor.jobs import CancelToken, JobRunner
+from nodes.benchmark import BenchmarkResult, compare_per_node, differing_lines, run_benchmark, schedule_summary
+from nodes.document import Document
+
+LANE = "benchmark"
+_DIFFERENT = QtGui.QColor(255, 236, 160)
+_BETTER = QtGui.QColor(200, 235, 200)
+_WORSE = QtGui.QColor(245, 205, 205)
+
+
+@dataclass
+class HistoryEntry:
+    """One finished benchmark: when, on which document and schedule, and what it measured."""
+
+    finished_at: str  # time of day, HH:MM:SS
+    document_name: str
+    schedule: str  # one-line summary of the schedules
+    document_json: dict[str, Any]
+    result: BenchmarkResult
+
+
+def _benchmark_job(data: dict[str, Any], path: Path | None, runs: int, token: CancelToken, progress: Any) -> Any:
+    """Worker-thread work: build the copied document, read its samples, time it."""
+    from nodes.pipeline_build import build_document
+
+    doc = Document.from_json(data)
+    doc.path = path  # sample images given relative to the document's folder
+    token.check()
+    built = build_document(doc)
+    token.check()
+    images = built.sample_inputs()
+    return run_benchmark(built, images, runs=runs, progress=progress, should_stop=token.check)
+
+
+def _error_text(error: BaseException) -> str:
+    problems = getattr(error, "problems", None)
+    if problems:
+        return "The document cannot be benchmarked:\n" + "\n".join(f"• {p}" for p in problems)
+    return f"The benchmark failed: {error}"
+
+
+class _CompareView(QtWidgets.QWidget):
+    """Two history entries side by side: their times, per-node times and loop nests, with
+    the loop-nest lines that differ highlighted."""
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.heading = QtWidgets.QLabel("Select two runs in the history and press Compare.")
+        self.heading.setWordWrap(True)
+        self.times = QtWidgets.QTableWidget(0, 4)
+        self.times.setHorizontalHeaderLabels(["", "A", "B", "B vs A"])
+        self.times.verticalHeader().setVisible(False)
+        self.times.verticalHeader().setDefaultSectionSize(22)
+        self.times.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.times.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Stretch)
+        font = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
+        self.nest_a, self.nest_b = QtWidgets.QPlainTextEdit(), QtWidgets.QPlainTextEdit()
+        for nest in (self.nest_a, self.nest_b):
+            nest.setReadOnly(True)
+            nest.setFont(font)
+            nest.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
+        nests = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
+        nests.addWidget(self.nest_a)
+        nests.addWidget(self.nest_b)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.times, 2)
+        layout.addWidget(nests, 3)
+
+    def show_entries(self, a: HistoryEntry, b: HistoryEntry) -> None:
+        self.heading.setText(
+            f"A: {a.finished_at} {a.document_name} — {a.schedule}\nB: {b.finished_at} {b.document_name} — {b.schedule}"
+        )
+        ra, rb = a.result, b.result
+        rows: list[tuple[str, float | None, float | None, bool]] = [
+            ("median ms", ra.median * 1e3, rb.median * 1e3, True),
+            ("min ms", ra.minimum * 1e3, rb.minimum * 1e3, True),
+            ("max ms", ra.maximum * 1e3, rb.maximum * 1e3, True),
+            ("megapixels/s", ra.megapixels_per_second, rb.megapixels_per_second, False),
+            ("compile ms", ra.compile_seconds * 1e3, rb.compile_seconds * 1e3, True),
+        ]
+        rows += [(f"node {n} ms", x, y, True) for n, x, y in compare_per_node(ra, rb)]
+        self.times.setRowCount(len(rows))
+        for i, (label, x, y, lower_is_better) in enumerate(rows):
+            change, colour = "", None
+            if x is not None and y is not None and x > 0:
+                ratio = y / x
+                better = ratio < 1 if lower_is_better else ratio > 1
+                verdict = "same" if ratio == 1 else ("better" if better else "worse")
+                change = f"{ratio:.2f}x ({verdict})"
+                colour = {"better": _BETTER, "worse": _WORSE}.get(verdict)
+            elif x is None or y is None:
+                change, colour = "only in " + ("B" if x is None else "A"), _DIFFERENT
+            cells = [label, "—" if x is None else f"{x:.3f}", "—" if y is None else f"{y:.3f}", change]
+            for j, text in enumerate(cells):
+                item = QtWidgets.QTableWidgetItem(text)
+                if j == 3 and colour is not None:
+                    item.setBackground(colour)
+                self.times.setItem(i, j, item)
+        only_a, only_b = differing_lines(ra.loop_nest, rb.loop_nest)
+        self._show_nest(self.nest_a, ra.loop_nest, only_a)
+        self._show_nest(self.nest_b, rb.loop_nest, only_b)
+
+    @staticmethod
+    def _show_nest(view: QtWidgets.QPlainTextEdit, text: str, marked: set[int]) -> None:
+        view.setPlainText(text)
+        selections = []
+        for line in sorted(marked):
+            block = view.document().findBlockByNumber(line)
+            selection = QtWidgets.QTextEdit.ExtraSelection()
+            selection.cursor = QtGui.QTextCursor(block)
+            selection.format.setBackground(_DIFFERENT)
+            selection.format.setProperty(QtGui.QTextFormat.Property.FullWidthSelection, True)
+            selections.append(selection)
+        view.setExtraSelections(selections)
+
+    def highlighted_lines(self, view: QtWidgets.QPlainTextEdit) -> list[int]:
+        """Line numbers highlighted as different in a loop-nest view (what a user sees marked)."""
+        return [s.cursor.blockNumber() for s in view.extraSelections()]
+
+
+class BenchmarkPanel(QtWidgets.QWidget):
+    """Run the document N times and keep a history of the runs.
+
+    Signals: `finished(BenchmarkResult)` after a run; `restore_requested(dict)` with the
+    document JSON of the history row the user wants back.
+    """
+
+    finished = QtCore.Signal(object)
+    restore_requested = QtCore.Signal(dict)
+
+    def __init__(self, jobs: JobRunner, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.jobs = jobs
+        self._document: Document | None = None
+        self._running = False
+        self._history: list[HistoryEntry] = []
+        self._pending: tuple[dict[str, Any], str] | None = None
+
+        self.runs = QtWidgets.QSpinBox()
+        self.runs.setRange(1, 10_000)
+        self.runs.setValue(10)
+        self.runs.setToolTip("Timed runs after one warm-up run; the median is reported")
+        self.run_button = QtWidgets.QPushButton("Run")
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("idle")
+        self.progress.setValue(0)
+        controls = QtWidgets.QHBoxLayout()
+        controls.addWidget(QtWidgets.QLabel("Runs"))
+        controls.addWidget(self.runs)
+        controls.addWidget(self.run_button)
+        controls.addWidget(self.cancel_button)
+        controls.addWidget(self.progress, 1)
+
+        self.message = QtWidgets.QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.setStyleSheet("color: #b00020;")
+        self.message.hide()
+
+        self.tabs = QtWidgets.QTabWidget()
+        self.tabs.addTab(self._make_results(), "Results")
+        self.tabs.addTab(self._make_history(), "History")
+        self.compare_view = _CompareView()
+        self.tabs.addTab(self.compare_view, "Compare")
+
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(controls)
+        layout.addWidget(self.message)
+        layout.addWidget(self.tabs, 1)
+
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.history_table.itemSelectionChanged.connect(self._update_buttons)
+        self._update_buttons()
+
+    # ------------------------------------------------------------------ construction
+    def _make_results(self) -> QtWidgets.QWidget:
+        page = QtWidgets.QWidget()
+        form = QtWidgets.QFormLayout()
+        self.value_labels: dict[str, QtWidgets.QLabel] = {}
+        for key, title in (("median", "Median"), ("minimum", "Minimum"), ("maximum", "Maximum"),
+                           ("throughput", "Throughput"), ("compile", "Compile time")):  # fmt: skip
+            label = QtWidgets.QLabel("—")
+            label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.value_labels[key] = label
+            form.addRow(title, label)
+        self.chart = pg.PlotWidget()
+        self.chart.setBackground("w")
+        self.chart.setLabel("bottom", "ms per run (own time of each node, profiling build)")
+        self.chart.getAxis("bottom").enableAutoSIPrefix(False)
+        self.chart.setMouseEnabled(x=False, y=False)
+        self.chart.hideButtons()
+        self.chart.setMinimumHeight(140)
+        self._bars: pg.BarGraphItem | None = None
+        self._bar_labels: list[str] = []
+        layout = QtWidgets.QHBoxLayout(page)
+        layout.addLayout(form)
+        layout.addWidget(self.chart, 1)
+        return page
+
+    def _make_history(self) -> QtWidgets.QWidget:
+        page = QtWidgets.QWidget()
+        self.history_table = QtWidgets.QTableWidget(0, 5)
+        self.history_table.setHorizontalHeaderLabels(["Time", "Document", "Schedule", "Median ms", "MP/s"])
+        self.history_table.verticalHeader().setVisible(False)
+        self.history_table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.history_table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self.history_table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.ExtendedSelection)
+        header = self.history_table.horizontalHeader()
+        header.setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        self.compare_button = QtWidgets.QPushButton("Compare")
+        self.compare_button.setToolTip("Select two runs to see their times and loop nests side by side")
+        self.restore_button = QtWidgets.QPushButton("Restore schedule")
+        self.restore_button.setToolTip("Bring back the document (and its schedules) that the selected run timed")
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addWidget(self.compare_button)
+        buttons.addWidget(self.restore_button)
+        buttons.addStretch(1)
+        layout = QtWidgets.QVBoxLayout(page)
+        layout.addWidget(self.history_table, 1)
+        layout.addLayout(buttons)
+        self.compare_button.clicked.connect(self.compare_selected)
+        self.restore_button.clicked.connect(self.restore_selected)
+        return page
+
+    # ------------------------------------------------------------------ public API
+    def set_document(self, document: Document | None) -> None:
+        """The document Run will time (copied when a run starts, so later edits do not leak in)."""
+        self._document = document
+        self._update_buttons()
+
+    def is_running(self) -> bool:
+        return self._running
+
+    def history(self) -> list[HistoryEntry]:
+        return list(self._history)
+
+    def start(self) -> None:
+        """Starts a benchmark of the current document on the job runner."""
+        if self._document is None:
+            self._show_error("Open or create a document first: there is nothing to benchmark.")
+            return
+        data = copy.deepcopy(self._document.to_json())
+        path, runs = self._document.path, self.runs.value()
+        self._pending = (data, self._document.name)
+        self._running = True
+        self.message.hide()
+        self.progress.setRange(0, runs)
+        self.progress.setValue(0)
+        self.progress.setFormat("starting…")
+        self._update_buttons()
+        self.jobs.submit(
+            LANE,
+            lambda token, progress: _benchmark_job(data, path, runs, token, progress),
+            done=self._on_done,
+            failed=self._on_failed,
+            progress=self._on_progress,
+        )
+
+    def cancel(self) -> None:
+        """Stops the running benchmark; its result is dropped."""
+        if not self._running:
+            return
+        self.jobs.cancel(LANE)
+        self._running = False
+        self._pending = None
+        self.progress.setValue(0)
+        self.progress.setFormat("cancelled")
+        self._update_buttons()
+
+    def compare_selected(self) -> None:
+        rows = self._selected_rows()
+        if len(rows) != 2:
+            self._show_error("Select exactly two runs in the history to compare them.")
+            return
+        self.compare(rows[0], rows[1])
+
+    def compare(self, row_a: int, row_b: int) -> None:
+        """Shows history rows row_a and row_b side by side in the Compare tab."""
+        self.compare_view.show_entries(self._history[row_a], self._history[row_b])
+        self.tabs.setCurrentWidget(self.compare_view)
+
+    def restore_selected(self) -> None:
+        rows = self._selected_rows()
+        if len(rows) != 1:
+            self._show_error("Select one run in the history to restore its schedule.")
+            return
+        self.restore_requested.emit(copy.deepcopy(self._history[rows[0]].document_json))
+
+    # ------------------------------------------------------------------ job callbacks (GUI thread)
+    def _on_progress(self, done: int, total: int, text: str) -> None:
+        if self._running:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+            self.progress.setFormat(f"{text} (%v/%m)" if done else text)
+
+    def _on_done(self, result: BenchmarkResult) -> None:
+        pending = self._pending
+        self._running = False
+        self._pending = None
+        self.progress.setValue(self.progress.maximum())
+        self.progress.setFormat(f"done: {result.runs} runs")
+        self._update_buttons()
+        self._show_result(result)
+        if pending is not None:
+            data, name = pending
+            self._add_history(HistoryEntry(time.strftime("%H:%M:%S"), name, schedule_summary(data), data, result))
+        self.finished.emit(result)
+
+    def _on_failed(self, error: BaseException, traceback_text: str) -> None:
+        self._running = False
+        self._pending = None
+        self.progress.setValue(0)
+        self.progress.setFormat("failed")
+        self._update_buttons()
+        self._show_error(_error_text(error))
+
+    # ------------------------------------------------------------------ display
+    def _show_error(self, text: str) -> None:
+        self.message.setText(text)
+        self.message.show()
+
+    def _show_result(self, result: BenchmarkResult) -> None:
+        self.value_labels["median"].setText(f"{result.median * 1e3:.3f} ms")
+        self.value_labels["minimum"].setText(f"{result.minimum * 1e3:.3f} ms")
+        self.value_labels["maximum"].setText(f"{result.maximum * 1e3:.3f} ms")
+        self.value_labels["throughput"].setText(
+            f"{result.megapixels_per_second:.1f} MP/s ({result.megapixels:.3f} MP per run)"
+        )
+        self.value_labels["compile"].setText(f"{result.compile_seconds * 1e3:.1f} ms ({result.target})")
+        self._show_bars(result)
+
+    def _show_bars(self, result: BenchmarkResult) -> None:
+        if self._bars is not None:
+            self.chart.removeItem(self._bars)
+            self._bars = None
+        # slowest at the top: pyqtgraph's y grows upwards
+        items = sorted(result.per_node_ms.items(), key=lambda kv: kv[1])
+        if not items:
+            self.chart.getAxis("left").setTicks([[]])
+            return
+        self._bars = pg.BarGraphItem(
+            x0=0, y=list(range(len(items))), height=0.6, width=[ms for _, ms in items], brush="#4a7ebb"
+        )
+        self.chart.addItem(self._bars)
+        self._bar_labels = [node_id for node_id, _ in items]
+        self.chart.getAxis("left").setTicks([[(i, node_id) for i, (node_id, _) in enumerate(items)]])
+        self.chart.setXRange(0, max(ms for _, ms in items) * 1.05 or 1.0)
+        self.chart.setYRange(-0.5, len(items) - 0.5)
+
+    def bar_values(self) -> dict[str, float]:
+        """The bar chart's data: node id -> bar length in ms (what the chart draws)."""
+        if self._bars is None:
+            return {}
+        widths = self._bars.opts["width"]
+        return {label: float(w) for label, w in zip(self._bar_labels, widths, strict=True)}
+
+    def _add_history(self, entry: HistoryEntry) -> None:
+        self._history.append(entry)
+        row = self.history_table.rowCount()
+        self.history_table.insertRow(row)
+        cells = [entry.finished_at, entry.document_name, entry.schedule, f"{entry.result.median * 1e3:.3f}",
+                 f"{entry.result.megapixels_per_second:.1f}"]  # fmt: skip
+        for column, text in enumerate(cells):
+            item = QtWidgets.QTableWidgetItem(text)
+            item.setToolTip(text)
+            if column >= 3:
+                item.setTextAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
+            self.history_table.setItem(row, column, item)
+
+    def _selected_rows(self) -> list[int]:
+        return sorted({index.row() for index in self.history_table.selectionModel().selectedRows()})
+
+    def _update_buttons(self) -> None:
+        self.run_button.setEnabled(not self._running and self._document is not None)
+        self.cancel_button.setEnabled(self._running)
+        self.runs.setEnabled(not self._running)
+        selected = len(self._selected_rows())
+        self.compare_button.setEnabled(selected == 2)
+        self.restore_button.setEnabled(selected == 1)
