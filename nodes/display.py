@@ -216,6 +216,7 @@ def pixel_text(array: np.ndarray, x: int, y: int) -> str:
 def scalar_text(array: np.ndarray) -> str:
     """A 0-d array's value as text, for the preview's large read-out."""
     array = np.asarray(array)
+    _check_dtype(array)
     return _format_number(array.item(), array.dtype)
 
 
