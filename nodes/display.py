@@ -78,31 +78,57 @@ def _is_stretched(dtype: np.dtype) -> bool:
 
 def _finite_range(values: np.ndarray) -> tuple[float, float] | None:
     """min and max of the finite values, or None when there are none."""
-    if np.issubdtype(values.dtype, np.floating):
-        values = values[np.isfinite(values)]
     if values.size == 0:
         return None
-    return float(values.min()), float(values.max())
+    low, high = values.min(), values.max()
+    if np.issubdtype(values.dtype, np.floating) and not (np.isfinite(low) and np.isfinite(high)):
+        values = values[np.isfinite(values)]
+        if values.size == 0:
+            return None
+        low, high = values.min(), values.max()
+    return float(low), float(high)
+
+
+def _stretch(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    """values in [low, high] mapped linearly onto 0..255, rounded half to even."""
+    scaled = values.astype(np.float64)
+    scaled -= low
+    scaled *= 255.0 / (high - low)
+    np.rint(scaled, out=scaled)
+    np.clip(scaled, 0.0, 255.0, out=scaled)
+    return scaled.astype(np.uint8)
 
 
 def _to_u8(planes: np.ndarray) -> np.ndarray:
-    """Values mapped to 0..255 by the rule of their type (see the module docstring)."""
+    """Values mapped to 0..255 by the rule of their type (see the module docstring).
+
+    The preview converts every update of images of many megapixels on the GUI thread, so
+    8/16-bit types go through a lookup table and floats are converted in place in float32."""
     dtype = planes.dtype
     if dtype == np.uint8:
         return planes
     if dtype == np.bool_:
-        return planes.astype(np.uint8) * np.uint8(255)
+        return planes.view(np.uint8) * np.uint8(255)
     if dtype == np.uint16:
-        return ((planes.astype(np.uint32) + 128) // 257).astype(np.uint8)
+        table = ((np.arange(65536, dtype=np.uint32) + 128) // 257).astype(np.uint8)
+        return table[planes]
     if np.issubdtype(dtype, np.floating):
-        scaled = np.clip(np.nan_to_num(planes.astype(np.float32), nan=0.0), 0.0, 1.0) * 255.0
-        return np.rint(scaled).astype(np.uint8)
-    bounds = _finite_range(planes)
-    low, high = bounds if bounds else (0.0, 0.0)
+        work = np.float64 if dtype == np.float64 else np.float32
+        scaled = np.multiply(planes, work(255.0), dtype=work)
+        np.fmax(scaled, 0.0, out=scaled)  # fmax also turns NaN into 0
+        np.fmin(scaled, 255.0, out=scaled)
+        np.rint(scaled, out=scaled)
+        return scaled.astype(np.uint8)
+    low, high = _finite_range(planes) or (0.0, 0.0)
     if high == low:
         return np.zeros(planes.shape, np.uint8)
-    scaled = (planes.astype(np.float64) - low) * (255.0 / (high - low))
-    return np.rint(scaled).astype(np.uint8)
+    if dtype in (np.dtype(np.int8), np.dtype(np.int16)):
+        bits = np.uint8 if dtype == np.int8 else np.uint16
+        every_value = np.arange(np.iinfo(dtype).min, np.iinfo(dtype).max + 1).astype(dtype)
+        table = np.empty(every_value.size, np.uint8)
+        table[every_value.view(bits)] = _stretch(every_value, low, high)
+        return table[planes.view(bits)]
+    return _stretch(planes, low, high)
 
 
 def _shown_planes(array: np.ndarray) -> np.ndarray:
@@ -246,11 +272,29 @@ def histogram(array: np.ndarray, bins: int = 256) -> tuple[np.ndarray, np.ndarra
     edges = np.linspace(low, high, bins + 1)
     counts = np.empty((planes.shape[0], bins), np.int64)
     for index, plane in enumerate(planes):
-        values = plane.astype(np.float64) if dtype == np.bool_ else plane
         if np.issubdtype(dtype, np.floating):
-            values = values[np.isfinite(values)]
-        counts[index], _ = np.histogram(values, bins=bins, range=(low, high))
+            # NaN and inf fall outside the finite range and are ignored by np.histogram.
+            counts[index], _ = np.histogram(plane, bins=bins, range=(low, high))
+        else:
+            counts[index] = _integer_counts(plane, int(low), int(high), edges)
     return edges, counts
+
+
+def _integer_counts(plane: np.ndarray, low: int, high: int, edges: np.ndarray) -> np.ndarray:
+    """np.histogram's counts for integer data, through one bincount of the values (many times
+    faster on large images); bins hold the values v with edges[i] <= v < edges[i + 1]."""
+    span = high - low
+    if span > 1 << 20:
+        return np.histogram(plane, bins=edges.size - 1, range=(low, high))[0]
+    if plane.dtype == np.bool_:
+        values = plane.view(np.uint8).ravel()
+    elif low == 0 and plane.dtype in (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32)):
+        values = plane.ravel()
+    else:
+        values = (plane.astype(np.int64) - low).ravel()
+    per_value = np.bincount(values, minlength=span)
+    bin_of_value = np.searchsorted(edges, np.arange(low, high, dtype=np.float64), side="right") - 1
+    return np.bincount(bin_of_value, weights=per_value, minlength=edges.size - 1).astype(np.int64)
 
 
 def series(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
