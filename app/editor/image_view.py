@@ -333,6 +333,10 @@ class ImageView(QtWidgets.QGraphicsView):
         """Viewport position of an image point (the inverse of pixel_at), e.g. to aim a test's mouse."""
         return self.viewportTransform().map(QtCore.QPointF(x, y))
 
+    def hovered_pixel(self) -> tuple[int, int]:
+        """The pixel last reported by `hovered`, (-1, -1) when the cursor is off the image."""
+        return self._last_hover
+
     def _emit_hover(self, x: int, y: int) -> None:
         if (x, y) != self._last_hover:
             self._last_hover = (x, y)

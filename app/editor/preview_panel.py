@@ -229,7 +229,6 @@ class PreviewPanel(QtWidgets.QWidget):
         """No result, a readable message instead (a hint, or an error in red). The image view
         keeps its zoom, so the next image of the same size appears where the user left it."""
         self._array = None
-        self._hover = (-1, -1)
         self.message_label.setText(text)
         colour = "#d9534f" if error else "palette(mid)"
         self.message_label.setStyleSheet(f"color: {colour}; font-size: 14px;")
@@ -295,6 +294,7 @@ class PreviewPanel(QtWidgets.QWidget):
         self._display_note = display.display_note(self._array)
         self._update_note()
         self.stack.setCurrentWidget(self._image_page)
+        self._hover = self.view.hovered_pixel()
         self._set_comparable(comparable, reason)
         if self.histogram_button.isChecked():
             self._draw_histogram()

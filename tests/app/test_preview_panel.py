@@ -386,3 +386,24 @@ def test_standalone_image_view_refuses_wrong_buffers(qtbot):
         view.set_reference(np.zeros((5, 4, 3), np.uint8))
     view.clear()
     assert view.image_size() is None and view.pixel_at(QtCore.QPointF(1, 1)) == (-1, -1)
+
+
+def test_hovering_a_bar_plot_reads_out_the_entry(panel, qtbot):
+    table = np.array([5, 0, 12, 7], np.uint32)
+    panel.show_result(table, "hist.output")
+    _settle(qtbot)
+    box = panel.array_plot.getViewBox()
+    panel.array_plot.scene().sigMouseMoved.emit(box.mapViewToScene(QtCore.QPointF(2.2, 3.0)))
+    assert panel.status_text() == "index 2   value 12"
+    panel.array_plot.scene().sigMouseMoved.emit(box.mapViewToScene(QtCore.QPointF(9.0, 3.0)))
+    assert panel.status_text() == ""
+
+
+def test_read_out_follows_a_new_result_under_a_still_cursor(panel, qtbot):
+    panel.show_result(np.full((30, 40), 10, np.uint8), "out")
+    _settle(qtbot)
+    _move(panel.view, panel.view.view_position_of(4.5, 5.5))
+    assert panel.status_text().endswith("value 10")
+    panel.show_message("recompiling")
+    panel.show_result(np.full((30, 40), 99, np.uint8), "out")
+    assert panel.status_text().endswith("x 4  y 5   value 99")
