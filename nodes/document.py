@@ -35,8 +35,10 @@ NODE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Node ids name engine Params and Funcs; these are the names of the loop variables nodes use
 # (a Param named like a Var would be confused with it).
 RESERVED_IDS = frozenset({"x", "y", "c", "i"})
-TOP_KEYS = ("format", "version", "name", "description", "nodes")
+TOP_KEYS = ("format", "version", "name", "description", "nodes", "groups")
 NODE_KEYS = ("id", "type", "params", "inputs", "schedule", "position")
+GROUP_KEYS = ("name", "nodes", "colour")
+GROUP_COLOUR = (70, 90, 110)
 
 
 @dataclass
@@ -79,6 +81,19 @@ class DocNode:
         return params
 
 
+@dataclass
+class Group:
+    """A titled frame the editor draws around some nodes (a backdrop). It only organises the
+    drawing: it changes nothing in the pipeline. A node belongs to at most one group."""
+
+    name: str
+    nodes: list[str]
+    colour: tuple[int, int, int] = GROUP_COLOUR
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "nodes": list(self.nodes), "colour": list(self.colour)}
+
+
 def _sorted(d: dict[str, Any]) -> dict[str, Any]:
     return {k: d[k] for k in sorted(d)}
 
@@ -111,6 +126,7 @@ class Document:
     description: str = ""
     nodes: list[DocNode] = field(default_factory=list)
     path: Path | None = field(default=None, compare=False)
+    groups: list[Group] = field(default_factory=list)
 
     # ------------------------------------------------------------------ queries
     def node(self, node_id: str) -> DocNode:
@@ -124,6 +140,17 @@ class Document:
 
     def nodes_of_type(self, type_name: str) -> list[DocNode]:
         return [n for n in self.nodes if n.type == type_name]
+
+    def group(self, name: str) -> Group:
+        """The group of that name (NodeError if there is none)."""
+        for g in self.groups:
+            if g.name == name:
+                return g
+        raise NodeError(f"there is no group `{name}`")
+
+    def group_of(self, node_id: str) -> Group | None:
+        """The group a node belongs to, if any."""
+        return next((g for g in self.groups if node_id in g.nodes), None)
 
     @property
     def folder(self) -> Path | None:
@@ -168,11 +195,13 @@ class Document:
         return node
 
     def remove_node(self, node_id: str) -> None:
-        """Removes a node and every connection from it."""
+        """Removes a node and every connection from it, and takes it out of its group (a group
+        left empty goes too)."""
         self.nodes.remove(self.node(node_id))
         for n in self.nodes:
             for port in [p for p in n.inputs if (n.source(p) or ("",))[0] == node_id]:
                 del n.inputs[port]
+        self._ungroup([node_id])
 
     def rename_node(self, old: str, new: str) -> None:
         """Changes a node id, updating connections and schedule references to it."""
@@ -180,6 +209,8 @@ class Document:
         if self.has_node(new):
             raise NodeError(f"node id `{new}` is already used")
         self.node(old).id = new
+        for g in self.groups:
+            g.nodes = [new if i == old else i for i in g.nodes]
         for n in self.nodes:
             for port, ref in n.inputs.items():
                 if ref.startswith(f"{old}."):
@@ -188,6 +219,38 @@ class Document:
                 for d in directives:
                     if d and d[0] in ("compute_at", "store_at") and len(d) > 1 and str(d[1]).startswith(f"{old}."):
                         d[1] = f"{new}.{d[1][len(old) + 1 :]}"
+
+    def add_group(
+        self, name: str, node_ids: list[str] | tuple[str, ...], colour: tuple[int, int, int] | None = None
+    ) -> Group:
+        """A new group of existing nodes (kept in document order). A node already in another
+        group moves to this one; a group that loses all its nodes that way is removed."""
+        ids = list(dict.fromkeys(node_ids))
+        if not ids:
+            raise NodeError("a group needs at least one node")
+        group = Group(name, sorted(ids, key=self._node_index), GROUP_COLOUR if colour is None else colour)
+        if any(g.name == name for g in self.groups):
+            raise NodeError(f"group name `{name}` is already used")
+        problems = _group_problems([group], {n.id for n in self.nodes})
+        if problems:
+            raise NodeError("; ".join(problems))
+        group.colour = tuple(group.colour)  # type: ignore[assignment]
+        self._ungroup(ids)
+        self.groups.append(group)
+        return group
+
+    def remove_group(self, name: str) -> None:
+        """Removes a group (its nodes stay in the document, ungrouped)."""
+        self.groups.remove(self.group(name))
+
+    def _node_index(self, node_id: str) -> int:
+        return next(k for k, n in enumerate(self.nodes) if n.id == node_id) if self.has_node(node_id) else -1
+
+    def _ungroup(self, node_ids: list[str]) -> None:
+        """Takes nodes out of their groups, removing groups left empty."""
+        for g in self.groups:
+            g.nodes = [i for i in g.nodes if i not in node_ids]
+        self.groups[:] = [g for g in self.groups if g.nodes]
 
     def connect(self, source: str, target: str, port: str, source_port: str = "out") -> None:
         """Connects output `source_port` of node `source` to input `port` of node `target`."""
@@ -243,13 +306,16 @@ class Document:
 
     # ------------------------------------------------------------------ JSON
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "format": FORMAT,
             "version": VERSION,
             "name": self.name,
             "description": self.description,
             "nodes": [n.to_json() for n in self.nodes],
         }
+        if self.groups:  # optional: documents without groups keep their text
+            data["groups"] = [g.to_json() for g in self.groups]
+        return data
 
     def dumps(self) -> str:
         """The canonical text: fixed key order, 2-space indent, short lists on one line."""
@@ -398,7 +464,76 @@ def _from_json(data: Any, problems: list[str]) -> Document:
         node = _node_from_json(raw, index, problems)
         if node is not None:
             doc.nodes.append(node)
+    groups = data.get("groups", [])
+    if not isinstance(groups, list):
+        problems.append(f'"groups" must be a list of groups, got {groups!r}')
+        return doc
+    for index, raw in enumerate(groups):
+        group = _group_from_json(raw, index, problems)
+        if group is not None:
+            doc.groups.append(group)
+    problems.extend(_group_problems(doc.groups, {n.id for n in doc.nodes}))
     return doc
+
+
+def _group_from_json(raw: Any, index: int, problems: list[str]) -> Group | None:
+    """A Group with the JSON types checked; its contents are checked by _group_problems."""
+    where = f"group {index + 1}"
+    if not isinstance(raw, dict):
+        problems.append(f'{where} must be an object {{"name": ..., "nodes": [...], "colour": [r, g, b]}}, got {raw!r}')
+        return None
+    name = raw.get("name")
+    if not isinstance(name, str):
+        problems.append(f'{where} needs a "name" string, got {name!r}')
+        return None
+    where = f"group `{name}`"
+    for key in raw:
+        if key not in GROUP_KEYS:
+            problems.append(f"{where}: unknown key {key!r} (known: {', '.join(GROUP_KEYS)})")
+    ids = raw.get("nodes")
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        problems.append(f'{where}: "nodes" must be a list of node ids, got {ids!r}')
+        return None
+    colour = raw.get("colour", list(GROUP_COLOUR))
+    return Group(name, list(ids), tuple(colour) if isinstance(colour, list) else colour)
+
+
+def _group_problems(groups: list[Group], ids: set[str]) -> list[str]:
+    """What is wrong with groups of a document whose node ids are `ids`, one line each."""
+    problems = []
+    owner: dict[str, str] = {}
+    names: set[str] = set()
+    for g in groups:
+        if not g.name.strip():
+            problems.append(f"a group has an empty name (its nodes: {', '.join(g.nodes) or 'none'})")
+        elif g.name in names:
+            problems.append(f"the group name `{g.name}` is used by more than one group")
+        names.add(g.name)
+        colour = g.colour
+        if not (
+            isinstance(colour, (tuple, list))
+            and len(colour) == 3
+            and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in colour)
+        ):
+            shown = list(colour) if isinstance(colour, tuple) else colour
+            problems.append(f"group `{g.name}`: the colour must be [r, g, b], three integers 0..255, got {shown!r}")
+        if not g.nodes:
+            problems.append(f"group `{g.name}` names no nodes; a group needs at least one")
+        for node_id in sorted({i for i in g.nodes if g.nodes.count(i) > 1}, key=g.nodes.index):
+            problems.append(f"group `{g.name}` names node `{node_id}` twice")
+        for node_id in dict.fromkeys(g.nodes):
+            if node_id not in ids:
+                near = difflib.get_close_matches(node_id, ids, n=1)
+                hint = f"; did you mean `{near[0]}`?" if near else ""
+                problems.append(f"group `{g.name}` names node `{node_id}`, which does not exist{hint}")
+            elif node_id in owner:
+                problems.append(
+                    f"node `{node_id}` is in group `{owner[node_id]}` and in group `{g.name}`; "
+                    "a node belongs to one group at most"
+                )
+            else:
+                owner[node_id] = g.name
+    return problems
 
 
 def _node_from_json(raw: Any, index: int, problems: list[str]) -> DocNode | None:
@@ -628,6 +763,7 @@ __all__ = [
     "VERSION",
     "DocNode",
     "Document",
+    "Group",
     "Problem",
     "check_directive",
     "load_document",
