@@ -169,19 +169,24 @@ def _build_nodes(doc: Document, blocked: set[str | None], problems: list[Problem
 
 def _lowering_problems(graph: BuiltGraph) -> list[Problem]:
     """What the engine says when it lowers the scheduled pipeline (schedules it refuses)."""
-    import re
-
     if not graph.output_ids:
         return []
     try:
         graph.pipeline().loop_nest()
-    except pw.ScheduleError as e:
-        names = re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)\.", str(e))
-        node = next((n for n in names if n in graph.nodes), None)
-        return [Problem(node, "schedule", f"the engine refuses the schedule: {e}")]
     except pw.PixelweaveError as e:
-        return [Problem(None, "document", f"the pipeline cannot be compiled: {e}")]
+        return [engine_problem(graph, e)]
     return []
+
+
+def engine_problem(graph: BuiltGraph, error: Exception) -> Problem:
+    """An engine error met while lowering, attributed to the node whose Func it names."""
+    import re
+
+    if isinstance(error, pw.ScheduleError):
+        names = re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)\.", str(error))
+        node = next((n for n in names if n in graph.nodes), None)
+        return Problem(node, "schedule", f"the engine refuses the schedule: {error}")
+    return Problem(None, "document", f"the pipeline cannot be compiled: {error}")
 
 
 def open_document(path: str | Path) -> BuiltDocument:

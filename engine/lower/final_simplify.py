@@ -7,7 +7,7 @@ from engine.ir import expr as E
 from engine.ir.visit import substitute
 from engine.lower.simplify import simplify
 from engine.stmt import AssertStmt, Broadcast, For, IfThenElse, LetStmt, ProducerConsumer, Ramp, Stmt, make_block, no_op
-from engine.stmt_visit import StmtMutator, map_exprs
+from engine.stmt_visit import StmtMutator
 
 
 def simplify_stmt(stmt: Stmt) -> Stmt:
@@ -15,41 +15,72 @@ def simplify_stmt(stmt: Stmt) -> Stmt:
 
 
 class _Simplify(StmtMutator):
+    """Trivial lets (constants, variables, vector shapes) are carried down in `env` and
+    substituted as each expression is simplified: one pass over the statement, where
+    substituting each let through its whole body separately was quadratic in the number of
+    lets (thousands in a deep pyramid)."""
+
+    def __init__(self) -> None:
+        self.env: dict[str, E.Expr] = {}
+
     def mutate_expr(self, e: E.Expr) -> E.Expr:
-        return simplify(e)
+        return simplify(substitute(e, self.env) if self.env else e)
+
+    def _with(self, name: str, value: E.Expr, body: Stmt) -> Stmt:
+        """body mutated with name replaced by value."""
+        missing = object()
+        saved = self.env.get(name, missing)
+        self.env[name] = value
+        try:
+            return self.mutate(body)
+        finally:
+            if saved is missing:
+                del self.env[name]
+            else:
+                self.env[name] = saved  # type: ignore[assignment]
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
-        value = simplify(s.value)
+        value = self.mutate_expr(s.value)
         if isinstance(value, (Ramp, Broadcast)):
             # Keep the scalar part in a let and the vector shape visible at every use.
-            base_name = f"{s.name}.base"
             scalar = value.base if isinstance(value, Ramp) else value.value
-            base = E.Variable(base_name, scalar.type())
+            if _trivial(scalar):
+                base = scalar
+            else:
+                base = E.Variable(f"{s.name}.base", scalar.type())
             shaped = Ramp(base, value.stride, value.lanes) if isinstance(value, Ramp) else Broadcast(base, value.lanes)
-            body = map_exprs(s.body, lambda e: substitute(e, {s.name: shaped}))
-            return self.mutate(LetStmt(base_name, scalar, body))
-        if isinstance(value, (E.Const, E.Variable)) and not value.type().is_vector():
-            body = map_exprs(s.body, lambda e: substitute(e, {s.name: value}))
+            body = self._with(s.name, shaped, s.body)
+            return body if base is scalar else LetStmt(base.name, scalar, body)
+        if _trivial(value):
+            return self._with(s.name, value, s.body)
+        return LetStmt(s.name, value, self._without(s.name, s.body))
+
+    def _without(self, name: str, body: Stmt) -> Stmt:
+        """body mutated where name is bound by a let of its own (shadowing any outer value)."""
+        if name not in self.env:
             return self.mutate(body)
-        return LetStmt(s.name, value, self.mutate(s.body))
+        saved = self.env.pop(name)
+        try:
+            return self.mutate(body)
+        finally:
+            self.env[name] = saved
 
     def visit_AssertStmt(self, s: AssertStmt) -> Stmt:  # noqa: N802
-        cond = simplify(s.condition)
+        cond = self.mutate_expr(s.condition)
         if isinstance(cond, E.Const) and cond.value:
             return no_op()
-        return AssertStmt(cond, s.message, tuple(simplify(a) for a in s.args))
+        return AssertStmt(cond, s.message, tuple(self.mutate_expr(a) for a in s.args))
 
     def visit_For(self, s: For) -> Stmt:  # noqa: N802
-        extent = simplify(s.extent)
+        extent = self.mutate_expr(s.extent)
         if isinstance(extent, E.Const) and extent.value <= 0:
             return no_op()
-        body = self.mutate(s.body)
         if isinstance(extent, E.Const) and extent.value == 1:
-            return self.mutate(LetStmt(s.name, simplify(s.min), body))
-        return For(s.name, simplify(s.min), extent, s.for_type, body)
+            return self.visit_LetStmt(LetStmt(s.name, s.min, s.body))
+        return For(s.name, self.mutate_expr(s.min), extent, s.for_type, self._without(s.name, s.body))
 
     def visit_IfThenElse(self, s: IfThenElse) -> Stmt:  # noqa: N802
-        cond = simplify(s.condition)
+        cond = self.mutate_expr(s.condition)
         if isinstance(cond, E.Const):
             chosen = s.then_case if cond.value else s.else_case
             return self.mutate(chosen) if chosen is not None else no_op()
@@ -64,6 +95,10 @@ class _Simplify(StmtMutator):
     def visit_Block(self, s) -> Stmt:  # noqa: N802
         kept = [self.mutate(c) for c in s.stmts]
         return make_block([c for c in kept if not _is_no_op(c)]) if kept else s
+
+
+def _trivial(value: E.Expr) -> bool:
+    return isinstance(value, (E.Const, E.Variable)) and not value.type().is_vector()
 
 
 def _is_no_op(s: Stmt) -> bool:
