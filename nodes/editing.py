@@ -193,7 +193,7 @@ class EditSession:
 
         def change(doc: Document) -> None:
             fresh = _restore(text, doc.path)
-            doc.name, doc.description, doc.nodes = fresh.name, fresh.description, fresh.nodes
+            doc.name, doc.description, doc.nodes, doc.groups = fresh.name, fresh.description, fresh.nodes, fresh.groups
 
         self.apply(label, change)
 

@@ -183,7 +183,9 @@ def engine_problem(graph: BuiltGraph, error: Exception) -> Problem:
     import re
 
     if isinstance(error, pw.ScheduleError):
-        names = re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)\.", str(error))
+        text = str(error)
+        # "Func `a.out`" names the Func whose schedule is at fault; other names are context
+        names = re.findall(r"Func `([A-Za-z_][A-Za-z0-9_]*)\.", text) + re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)\.", text)
         node = next((n for n in names if n in graph.nodes), None)
         return Problem(node, "schedule", f"the engine refuses the schedule: {error}")
     return Problem(None, "document", f"the pipeline cannot be compiled: {error}")
