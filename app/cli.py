@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 PROG = "pixelweave"
+COMMANDS = ("run", "inspect", "bench", "export", "batch")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
 
 
@@ -55,7 +56,11 @@ def make_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Image-processing pipelines as node graphs, compiled with schedules to fast native code.",
-        epilog="Run `pixelweave COMMAND --help` for the options of a command.",
+        epilog=(
+            "Run `pixelweave COMMAND --help` for the options of a command. Without a command, "
+            "`pixelweave [DOC.json]` opens the desktop editor, and `pixelweave --screenshot PNG DOC.json` "
+            "saves a picture of it."
+        ),
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -157,13 +162,27 @@ def _positive(text: str) -> int:
     return n
 
 
+EDITOR_OPTIONS = ("--screenshot", "--size")
+
+
+def _wants_editor(argv: list[str]) -> bool:
+    """No arguments, a document path, or an editor option: open the editor, not a command."""
+    if not argv:
+        return True
+    first = argv[0]
+    if first.startswith("--screenshot") or first.startswith("--size"):
+        return True
+    return not first.startswith("-") and first not in COMMANDS and first.endswith(".json")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `pixelweave` console script; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = make_parser()
-    if not argv:
-        parser.print_help()
-        return 0
+    if _wants_editor(argv):
+        from app.editor.launch import run_editor  # the only way from here to Qt, and only when asked
+
+        return run_editor(argv)
     try:
         args = parser.parse_args(argv)
     except _ParseExit as e:

@@ -1,0 +1,200 @@
+"""The editor window driven as a person would: open examples, add and connect nodes, change a
+parameter and a schedule, undo/redo, save and reopen, benchmark, export — asserting on what
+the preview, the inspector, the canvas and the files show."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+from app.editor.main_window import EXAMPLES, MainWindow
+from nodes.document import Document, read_document
+
+ANSWERS: list[str] = []
+
+
+def _answer(_parent, _name) -> str:
+    return ANSWERS.pop(0) if ANSWERS else "discard"
+
+
+@pytest.fixture
+def window(qtbot):
+    w = MainWindow(ask_unsaved=_answer)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.session.load(Document())  # nothing unsaved: closing asks nothing
+    w.jobs.shutdown()
+
+
+def _blur_document(tmp_path: Path) -> Path:
+    doc = Document("Blur test")
+    doc.add_node("image_input", "photo", {"sample": "camera.png", "element": "f32", "layout": "gray"}, (0, 0))
+    doc.add_node("output", "result", {"element": "f32"}, (400, 0))
+    doc.connect("photo", "result", "image")
+    path = tmp_path / "blur.json"
+    doc.save(path)
+    return path
+
+
+DEEP = ("pyramids.json", "local_laplacian.json")  # slow to lower: opened by the test after this one
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.json") if p.name not in DEEP))
+def test_every_example_opens_with_its_loop_nest_and_output_preview(window, example):
+    window.open_example(EXAMPLES / example)
+    assert window.wait_idle()
+    doc = read_document(EXAMPLES / example)
+    assert window.inspection.ok, window.inspection.problems
+    assert "produce" in window.loop_nest_text()
+    assert window.current is not None and window.current in [n.id for n in doc.nodes]
+    shown = window.preview.current_array()
+    assert shown is not None and shown.size > 0
+    assert sorted(window.canvas._views) == sorted(n.id for n in doc.nodes)
+    assert window.log.messages("error") == []
+
+
+def test_the_deepest_examples_open_too(window):
+    for example in DEEP:
+        window.open_example(EXAMPLES / example)
+        assert window.wait_idle(300_000)
+        assert window.inspection.ok and "produce" in window.loop_nest_text()
+        assert window.preview.current_array() is not None
+
+
+def test_build_a_pipeline_change_a_parameter_and_a_schedule(window, qtbot, tmp_path):
+    assert window.open_path(_blur_document(tmp_path))
+    # add a blur through the palette and wire it in through the canvas's connection gesture
+    window.palette.node_requested.emit("box_blur")
+    assert window.session.document.has_node("box_blur")
+    views = window.canvas._views
+    window.canvas.change_connections([], [[views["box_blur"].inputs()["image"].view, views["photo"].outputs()["out"].view]])
+    window.canvas.change_connections(
+        [[views["result"].inputs()["image"].view, views["photo"].outputs()["out"].view]],
+        [[views["result"].inputs()["image"].view, views["box_blur"].outputs()["out"].view]],
+    )
+    assert window.session.document.node("result").inputs == {"image": "box_blur.out"}
+    window.canvas.select(["box_blur"])
+    assert window.wait_idle()
+    camera = window.preview.current_array()
+    # the parameter through its editor: radius 3
+    window.properties.editor("radius").set_value(3)
+    window.properties.param_edited.emit("box_blur", "radius", 3, True)
+    assert window.wait_idle()
+    reference = window.previews.compute(window.session.document, "photo").array.astype(np.float64)
+    expected = ndimage.uniform_filter(reference, size=7, mode="nearest")
+    assert np.allclose(window.preview.current_array(), expected, atol=1e-4)
+    assert camera.shape == expected.shape
+    # the schedule: compute the blur at root, split rows; the loop nest shows it
+    window.schedule.schedule_edited.emit("box_blur", {"out": [["compute_root"], ["split", "y", "yo", "yi", 16]]})
+    assert window.wait_idle()
+    text = window.loop_nest_text()
+    assert "produce box_blur.out" in text and "y.yo" in text
+    assert np.allclose(window.preview.current_array(), expected, atol=1e-4)
+    # an impossible schedule is explained on the node before anything runs
+    window.schedule.schedule_edited.emit("box_blur", {"out": [["compute_at", "result.out", "nowhere"]]})
+    assert window.wait_idle()
+    assert any("no loop named nowhere" in m for m in window.inspection.problems_of("box_blur"))
+    assert "no loop named nowhere" in window.canvas.view_of("box_blur").view.toolTip()
+    # undo twice: back to the good schedule and its loop nest
+    window.session_undo()
+    assert window.wait_idle()
+    assert window.inspection.ok and "y.yo" in window.loop_nest_text()
+    window.session_undo()
+    window.session_redo()
+    assert window.session.document.node("box_blur").schedule == {"out": [["compute_root"], ["split", "y", "yo", "yi", 16]]}
+
+
+def test_a_forbidden_connection_is_refused_with_a_reason(window, tmp_path):
+    assert window.open_path(_blur_document(tmp_path))
+    window.palette.node_requested.emit("histogram")
+    views = window.canvas._views
+    window.canvas.change_connections([], [[views["histogram"].inputs()["image"].view, views["photo"].outputs()["out"].view]])
+    before = window.session.document.node("result").inputs
+    # the output of a histogram (array) into the image port of a blur
+    window.palette.node_requested.emit("box_blur")
+    window.canvas.change_connections([], [[views["box_blur"].inputs()["image"].view, views["histogram"].outputs()["out"].view]])
+    assert "image" not in window.session.document.node("box_blur").inputs
+    assert any("cannot connect `histogram.out` to `box_blur.image`" in m for m in window.log.messages("error"))
+    assert window.session.document.node("result").inputs == before
+    # the view shows no pipe for the refused connection
+    assert views["box_blur"].inputs()["image"].connected_ports() == []
+
+
+def test_save_reopen_dirty_marker_and_prompt(window, tmp_path):
+    path = _blur_document(tmp_path)
+    assert window.open_path(path)
+    assert not window.isWindowModified()
+    window.session.set_param("result", "element", "u8")
+    assert window.isWindowModified()
+    ANSWERS[:] = ["cancel"]
+    assert not window.open_path(path)  # the user cancelled: the edit is still there
+    assert window.session.document.node("result").params["element"] == "u8"
+    target = tmp_path / "copy.json"
+    assert window.save_as(target)
+    assert not window.isWindowModified()
+    assert window.recent_files()[0] == target.resolve()
+    saved = window.session.document.dumps()
+    assert window.open_path(path)
+    assert window.open_path(target)
+    assert window.session.document.dumps() == saved
+    assert read_document(target).node("result").params["element"] == "u8"
+
+
+def test_copy_paste_duplicate_delete_and_group(window, tmp_path):
+    assert window.open_path(_blur_document(tmp_path))
+    window.canvas.select(["photo"])
+    window.copy()
+    window.paste()
+    assert window.session.document.has_node("photo_2")
+    assert window.canvas.selected_ids() == ["photo_2"]
+    window.duplicate()
+    copies = window.canvas.selected_ids()
+    assert len(copies) == 1 and copies[0] not in ("photo", "photo_2")
+    assert window.session.document.node(copies[0]).type == "image_input"
+    window.delete_selected()
+    assert not window.session.document.has_node(copies[0])
+    window.canvas.select(["photo", "result"])
+    window.group_selection()
+    assert [g.nodes for g in window.session.document.groups] == [["photo", "result"]]
+    assert len(window.canvas._groups) == 1
+    window.session_undo()
+    assert window.session.document.groups == [] and window.canvas._groups == {}
+
+
+def test_autosave_and_recovery_after_a_crash(window, tmp_path, isolated_settings):
+    assert window.open_path(_blur_document(tmp_path))
+    window.session.set_param("result", "element", "u16")
+    window.write_autosave()
+    written = window.autosave.path
+    assert written.exists()
+    # pretend the file was left by a process that died: rename it to a pid that is not running
+    left = written.with_name("autosave-999999.json")
+    written.rename(left)
+    assert window.autosave.leftovers() == [left]
+    window.session.load(Document())
+    window.recover(left)
+    assert window.session.document.node("result").params["element"] == "u16"
+    assert window.isWindowModified()
+    assert not left.exists()
+
+
+def test_benchmark_and_export_from_the_window(window, qtbot, tmp_path):
+    window.open_example(EXAMPLES / "blur.json")
+    assert window.wait_idle()
+    window.benchmark.runs.setValue(3)
+    with qtbot.waitSignal(window.benchmark.finished, timeout=120_000) as blocker:
+        window.run_benchmark()
+    result = blocker.args[0]
+    assert len(result.times) == 3 and result.median > 0
+    assert set(result.per_node_ms) <= {n.id for n in window.session.document.nodes}
+    assert len(window.benchmark.history()) == 1
+    window.export_dialog()
+    dialog = window.last_export_dialog
+    dialog.set_folder(tmp_path / "lib")
+    with qtbot.waitSignal(dialog.exported, timeout=120_000) as exported:
+        dialog.start_export()
+    files = [Path(f).name for f in exported.args[0].files]
+    assert any(f.endswith(".so") for f in files) and any(f.endswith(".h") for f in files)
+    assert all((tmp_path / "lib" / f).exists() for f in files)
