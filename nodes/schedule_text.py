@@ -392,3 +392,41 @@ def format_schedule(schedule: Mapping[str, list[list[Any]]], node_id: str) -> st
             lines.append(f"{head}.{calls[0]}")
             lines.extend(f"    .{c}" for c in calls[1:])
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def loops_after(dims: list[str], directives: Iterable[list[Any]]) -> list[str]:
+    """The loop names a stage has after its directives, innermost first (what the editor offers
+    to split, vectorize or compute at): splits and tiles replace a loop by their new ones,
+    a fuse merges two; reorder changes the order. Unknown loops are left alone."""
+    loops = list(dims)
+
+    def replace(old: Any, new: list[str]) -> None:
+        if old in loops:
+            i = loops.index(old)
+            loops[i : i + 1] = new
+
+    for d in directives:
+        name, args = d[0], list(d[1:])
+        if args and args[-1] in TAILS and name in ("split", "tile"):
+            args.pop()
+        if name == "split" and len(args) == 4:
+            replace(args[0], [args[2], args[1]])
+        elif name in ("tile", "gpu_tile") and len(args) == 8:
+            x, y, xo, yo, xi, yi = args[:6]
+            replace(x, [xi, xo])
+            replace(y, [yi, yo])
+            if xo in loops and yi in loops:  # inner loops innermost
+                loops = [xi, yi] + [n for n in loops if n not in (xi, yi)]
+        elif name == "tile" and len(args) == 6:
+            x, y, xi, yi = args[:4]
+            replace(x, [xi, x])
+            replace(y, [yi, y])
+            loops = [xi, yi] + [n for n in loops if n not in (xi, yi)]
+        elif name == "fuse" and len(args) == 3 and args[0] in loops and args[1] in loops:
+            loops.remove(args[1])
+            replace(args[0], [args[2]])
+        elif name == "reorder" and set(args) <= set(loops):
+            positions = sorted(loops.index(a) for a in args)
+            for pos, a in zip(positions, args, strict=True):
+                loops[pos] = a
+    return loops

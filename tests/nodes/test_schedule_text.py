@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from nodes.document import Document
 from nodes.pipeline_build import build_document, open_document
 from nodes.schedule_spec import DIRECTIVES, TAILS, check_schedule
-from nodes.schedule_text import ScheduleTextError, format_schedule, parse_schedule_text, text_usage
+from nodes.schedule_text import ScheduleTextError, format_schedule, loops_after, parse_schedule_text, text_usage
 
 SETTINGS = settings(
     derandomize=os.environ.get("PIXELWEAVE_HYPOTHESIS_RANDOM") is None,
@@ -173,3 +173,14 @@ def test_format_then_parse_gives_the_schedule_back(sched):
     assert check_schedule(sched) == []
     text = format_schedule(sched, "node")
     assert parse_schedule_text(text, "node") == sched, text
+
+
+def test_loops_after_directives():
+    split = [["split", "x", "xo", "xi", 64], ["split", "y", "yo", "yi", 32, "guard_with_if"]]
+    assert loops_after(["x", "y", "c"], split) == ["xi", "xo", "yi", "yo", "c"]
+    assert loops_after(["x", "y", "c"], [*split, ["reorder", "xi", "yi", "c", "xo", "yo"]]) == [
+        "xi", "yi", "c", "xo", "yo"
+    ]  # fmt: skip
+    assert loops_after(["x", "y"], [["tile", "x", "y", "xo", "yo", "xi", "yi", 8, 8]]) == ["xi", "yi", "xo", "yo"]
+    assert loops_after(["x", "y"], [["tile", "x", "y", "xi", "yi", 8, 8], ["fuse", "x", "y", "t"]]) == ["xi", "yi", "t"]
+    assert loops_after(["x", "y"], [["vectorize", "x", 8], ["parallel", "y"]]) == ["x", "y"]
