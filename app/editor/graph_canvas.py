@@ -15,7 +15,7 @@ from typing import Any
 
 from NodeGraphQt import BackdropNode, BaseNode, NodeGraph
 from NodeGraphQt.constants import PortTypeEnum
-from PySide6 import QtCore
+from PySide6 import QtCore, QtGui
 
 from app.editor import compat
 from app.editor.palette import type_name_from_mime
@@ -125,6 +125,9 @@ class GraphCanvas(QtCore.QObject):
         self._views: dict[str, PipelineNode] = {}
         self._groups: dict[str, BackdropNode] = {}
         self._syncing = False
+        search = QtGui.QShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_Tab), self.graph.viewer())
+        search.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        search.activated.connect(self.open_search)
         self.graph.node_selection_changed.connect(lambda *_: self._emit_selection())
         self.graph.node_selected.connect(lambda *_: self._emit_selection())
         self.sync()
@@ -298,6 +301,12 @@ class GraphCanvas(QtCore.QObject):
             if messages:
                 tip += "\n\n" + "\n".join(f"⚠ {m}" for m in messages)
             view.view.setToolTip(tip)
+
+    def open_search(self) -> None:
+        """NodeGraphQt's Tab search popup at the cursor: type a node's title, Enter adds it."""
+        viewer = self.graph.viewer()
+        viewer.tab_search_set_nodes(self.graph.node_factory.names)
+        viewer.tab_search_toggle()
 
     def frame_all(self) -> None:
         nodes = self.graph.all_nodes()
