@@ -45,7 +45,7 @@ def _restore(text: str, path: Path | None) -> Document:
     return doc
 
 
-def _upstream(doc: Document, node_id: str) -> set[str]:
+def upstream_of(doc: Document, node_id: str) -> set[str]:
     """node_id and every node it reads from, directly or not."""
     by_id = {n.id: n for n in doc.nodes}
     seen: set[str] = set()
@@ -79,7 +79,7 @@ def connection_problem(doc: Document, source: str, source_port: str, target: str
         return f"a {dst_cls.type_name} node has no input `{port}`"
     if not set(out.layouts) & set(inp.layouts) or not set(out.elements) & set(inp.elements):
         return f"input `{port}` of `{target}` takes a {inp.describe()}, but `{source}` gives a {out.describe()}"
-    if target in _upstream(doc, source):
+    if target in upstream_of(doc, source):
         return f"`{source}` already reads from `{target}`: this connection would make a cycle"
     trial = Document.from_json(doc.to_json())
     trial.connect(source, target, port, source_port)

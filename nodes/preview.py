@@ -23,7 +23,7 @@ import numpy as np
 
 import engine as pw
 from nodes.document import Document, Problem, _format
-from nodes.editing import _upstream
+from nodes.editing import upstream_of
 from nodes.errors import DocumentError, NodeError
 from nodes.graph import BuiltGraph
 from nodes.pipeline_build import BuiltDocument, _build_nodes
@@ -95,7 +95,7 @@ class PreviewComputer:
         NodeError or an engine error when it cannot run."""
         check = check or (lambda: None)
         start = time.perf_counter()
-        keep = _upstream(doc, node_id)
+        keep = upstream_of(doc, node_id)
         if not doc.has_node(node_id):
             raise NodeError(f"there is no node `{node_id}`")
         problems = [p for p in doc._problems() if p.node in keep and p.kind == "node"]

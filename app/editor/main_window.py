@@ -288,9 +288,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.current is None:
             return
         node = self.session.document.node(self.current)
-        loops = self.inspection.loops.get(node.id)
-        if not loops:
-            loops = {"out": ["y", "x"]} if not node.schedule else {k: [] for k in node.schedule}
+        # until the background inspection reports this node's loops, show its Funcs without them
+        loops = self.inspection.loops.get(node.id) or {key: [] for key in node.schedule} or {"out": []}
         self.schedule.show_node(node.id, loops, dict(node.schedule), self.inspection.consumers.get(node.id, []))
 
     def _show_problems_of_current(self) -> None:

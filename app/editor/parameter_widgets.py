@@ -137,9 +137,13 @@ class ParameterEditor(QtWidgets.QWidget):
         self.edited.emit(_jsonable(checked), final)
         return True
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_show" not in cls.__dict__:
+            raise TypeError(f"{cls.__name__} must define _show(value): how its controls display a value")
+
     def _show(self, value: Any) -> None:
-        """Displays a checked value in the controls, emitting nothing."""
-        raise NotImplementedError(f"{type(self).__name__} must display its values")
+        """Displays a checked value in the controls, emitting nothing (each editor defines it)."""
 
 
 # --------------------------------------------------------------------------- numbers
