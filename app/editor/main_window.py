@@ -216,6 +216,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.schedule.schedule_edited.connect(self._on_schedule_edited)
         self.schedule.preset_requested.connect(self._on_preset)
         self.loop_nest.node_clicked.connect(lambda node_id: self.canvas.select([node_id]))
+        self.loop_nest.mode_button.toggled.connect(lambda on: on and self._start_analysis())
         self.benchmark.restore_requested.connect(self._on_restore)
         self.benchmark.finished.connect(self._on_benchmark_finished)
         self.jobs.busy_changed.connect(self.busy.setVisible)
@@ -358,16 +359,18 @@ class MainWindow(QtWidgets.QMainWindow):
     # ------------------------------------------------------------------ background work
     def _start_analysis(self) -> None:
         doc = _copy(self.session.document)
+        # printing the whole statement can take long on deep pipelines: only when it is shown
+        statement = self.loop_nest.mode_button.isChecked()
 
         def work(token: Any, progress: Any) -> Inspection:
-            return inspect_document(doc, check=token.check)
+            return inspect_document(doc, statement=statement, check=token.check)
 
         self.jobs.submit("analysis", work, done=self._on_analysis, failed=self._job_failed)
 
     def _on_analysis(self, inspection: Inspection) -> None:
         self.inspection = inspection
         if inspection.loop_nest:
-            self.loop_nest.set_text(inspection.loop_nest, inspection.statement or None)
+            self.loop_nest.set_text(inspection.loop_nest, inspection.statement)
             self.loop_nest.highlight_node(self.current)
         else:
             self.loop_nest.set_message("The pipeline has problems: see the Log and the red nodes")

@@ -55,12 +55,12 @@ def test_every_example_opens_with_its_loop_nest_and_output_preview(window, examp
     assert window.log.messages("error") == []
 
 
-def test_the_deepest_example_opens_too(window):
-    window.open_example(EXAMPLES / "pyramids.json")
-    window.canvas.select(["thumbnail_result"])  # a small output: its preview is quick
-    assert window.wait_idle(300_000)
-    assert window.inspection.ok and "produce" in window.loop_nest_text()
-    assert window.preview.current_array() is not None
+def test_the_deepest_examples_open_too(window):
+    for example in DEEP:
+        window.open_example(EXAMPLES / example)
+        assert window.wait_idle(300_000)
+        assert window.inspection.ok and "produce" in window.loop_nest_text()
+        assert window.preview.current_array() is not None
 
 
 def test_build_a_pipeline_change_a_parameter_and_a_schedule(window, qtbot, tmp_path):
