@@ -198,3 +198,18 @@ def test_benchmark_and_export_from_the_window(window, qtbot, tmp_path):
     files = [Path(f).name for f in exported.args[0].files]
     assert any(f.endswith(".so") for f in files) and any(f.endswith(".h") for f in files)
     assert all((tmp_path / "lib" / f).exists() for f in files)
+
+
+def test_a_node_dragged_from_the_palette_is_dropped_onto_the_canvas(window, tmp_path):
+    from PySide6 import QtCore
+
+    from app.editor.palette import node_type_mime_data
+
+    assert window.open_path(_blur_document(tmp_path))
+    viewer = window.canvas.graph.viewer()
+    viewer.data_dropped.emit(node_type_mime_data("gaussian_blur"), QtCore.QPoint(120, 240))
+    node = window.session.document.node("gaussian_blur")
+    assert node.position == (120, 240)
+    assert window.canvas.selected_ids() == ["gaussian_blur"]
+    window.session_undo()
+    assert not window.session.document.has_node("gaussian_blur")
