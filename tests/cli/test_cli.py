@@ -170,11 +170,23 @@ def test_debug_shows_the_traceback(work, capsys):
 # ---------------------------------------------------------------------------- help and usage
 
 
-def test_no_arguments_prints_help(capsys):
-    assert main([]) == 0
+def test_help_lists_every_command(capsys):
+    assert main(["--help"]) == 0
     out = capsys.readouterr().out
     for command in ("run", "inspect", "bench", "export", "batch"):
         assert command in out
+
+
+@pytest.mark.parametrize(
+    "argv", [[], ["resources/examples/blur.json"], ["--screenshot", "x.png", "resources/examples/blur.json"]]
+)
+def test_no_command_opens_the_editor(monkeypatch, argv):
+    import app.editor.launch
+
+    opened = []
+    monkeypatch.setattr(app.editor.launch, "run_editor", lambda args: opened.append(args) or 0)
+    assert main(argv) == 0
+    assert opened == [argv]
 
 
 @pytest.mark.parametrize("command", ["run", "inspect", "bench", "export", "batch"])
