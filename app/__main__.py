@@ -1,7 +1,7 @@
-"""`python -m app`: the pixelweave command line."""
+"""`python -m pixelweave.app`: the pixelweave command line (as is `python -m pixelweave`)."""
 
 import sys
 
-from app.cli import main
+from pixelweave.app.cli import main
 
 sys.exit(main())

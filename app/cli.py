@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = make_parser()
     if _wants_editor(argv):
-        from app.editor.launch import run_editor  # the only way from here to Qt, and only when asked
+        from pixelweave.app.editor.launch import run_editor  # the only way from here to Qt, and only when asked
 
         return run_editor(argv)
     try:
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     debug = getattr(args, "debug", False)
-    from engine.errors import PixelweaveError
+    from pixelweave.engine.errors import PixelweaveError
 
     try:
         return args.handler(args) or 0
@@ -236,7 +236,7 @@ def _pairs(items: list[str], option: str) -> dict[str, str]:
 
 
 def _open(path: str) -> Any:
-    from nodes.pipeline_build import open_document
+    from pixelweave.nodes.pipeline_build import open_document
 
     return open_document(path)
 
@@ -287,7 +287,7 @@ def _check_suffix(path: Path) -> None:
 
 
 def _write(path: Path, array: Any) -> None:
-    from nodes.images import write_image
+    from pixelweave.nodes.images import write_image
 
     try:
         write_image(path, array)
@@ -386,7 +386,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from nodes.benchmark import run_benchmark
+    from pixelweave.nodes.benchmark import run_benchmark
 
     built = _open(args.doc)
     given = _inputs(built, args.input)
@@ -402,8 +402,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from app.library_readme import library_readme
-    from nodes.export import default_export_name, export_library, export_name_problem, export_python_module
+    from pixelweave.app.library_readme import library_readme
+    from pixelweave.nodes.export import default_export_name, export_library, export_name_problem, export_python_module
 
     built = _open(args.doc)
     name = args.name or default_export_name(built.document.name or Path(args.doc).stem)
@@ -489,7 +489,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     progress = Progress(len(files), sys.stderr)
 
     def attempt(f: Path) -> bool:
-        from engine.errors import PixelweaveError
+        from pixelweave.engine.errors import PixelweaveError
 
         try:
             process(f)

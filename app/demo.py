@@ -1,6 +1,6 @@
 """The bundled demo: sharpen a sample photograph with an unsharp mask and write a PNG.
 
-Run with `python -m app.demo [--image PATH] [--output PATH] [--amount A]`.
+Run with `python -m pixelweave.app.demo [--image PATH] [--output PATH] [--amount A]`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import imageio.v3 as iio
 import numpy as np
 
-import engine as pw
+import pixelweave as pw
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 DEFAULT_IMAGE = RESOURCES / "images" / "astronaut.png"

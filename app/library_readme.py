@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.lowered import Argument
+from pixelweave.engine.lowered import Argument
 
 _C_TYPES = {"u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "i8": "int8_t", "i16": "int16_t",
             "i32": "int32_t", "f32": "float", "f64": "double"}  # fmt: skip
@@ -20,7 +20,7 @@ _TYPE_CODES = {"int": "PW_TYPE_INT", "uint": "PW_TYPE_UINT", "float": "PW_TYPE_F
 
 
 def _short(a: Argument) -> str:
-    from nodes.ports import short_type_name
+    from pixelweave.nodes.ports import short_type_name
 
     return short_type_name(a.type)
 

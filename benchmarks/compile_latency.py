@@ -19,10 +19,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from pixelweave.engine.codegen.llvm import generate_module
+from pixelweave.engine.codegen.target import data_layout, resolve_target
+from pixelweave.engine.runtime.jit import compile_pipeline
+
 from benchmarks.stencil_chain import stencil_chain
-from engine.codegen.llvm import generate_module
-from engine.codegen.target import data_layout, resolve_target
-from engine.runtime.jit import compile_pipeline
 
 
 def main() -> None:

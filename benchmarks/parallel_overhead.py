@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.ir import expr as E
-from engine.ir.types import Int
-from engine.lowered import Argument, LoweredPipeline
-from engine.runtime.jit import compile_pipeline, parallel_runtime_stats
-from engine.stmt import Evaluate, For, ForType
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.lowered import Argument, LoweredPipeline
+from pixelweave.engine.runtime.jit import compile_pipeline, parallel_runtime_stats
+from pixelweave.engine.stmt import Evaluate, For, ForType
 
 
 def empty_loops(extent: int, for_type: ForType) -> LoweredPipeline:

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from pixelweave.engine.runtime.buffer import aligned_empty
 
 from benchmarks import apps, numpy_cv
-from engine.runtime.buffer import aligned_empty
 
 
 @dataclass
@@ -83,7 +83,7 @@ def interleaved_cpu_ms(ours: Callable[[], object], theirs: Callable[[], object],
 def run(runs: int) -> list[dict]:
     import halide as hl
 
-    import engine as pw
+    import pixelweave as pw
 
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     rows = []

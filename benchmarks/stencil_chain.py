@@ -9,10 +9,10 @@ loads) without depending on the lowering passes.
 
 from __future__ import annotations
 
-from engine.ir import expr as E
-from engine.ir.types import Float, Int, UInt
-from engine.lowered import Argument, LoweredPipeline
-from engine.stmt import Allocate, Block, Broadcast, For, ForType, Load, ProducerConsumer, Ramp, Stmt, Store
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Float, Int, UInt
+from pixelweave.engine.lowered import Argument, LoweredPipeline
+from pixelweave.engine.stmt import Allocate, Block, Broadcast, For, ForType, Load, ProducerConsumer, Ramp, Stmt, Store
 
 F32, I32 = Float(32), Int(32)
 LANES = 16

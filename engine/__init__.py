@@ -1,11 +1,18 @@
-"""Pixelweave's compiler: Halide's algorithm language in Python (`import engine as pw`)."""
+"""Pixelweave's compiler: Halide's algorithm language in Python (`import pixelweave as pw` re-exports it)."""
 
-from engine.errors import BoundsError, CompileError, InputError, PixelweaveError, RuntimeFailure, ScheduleError
-from engine.ir import boundary as BoundaryConditions
-from engine.ir.coerce import cast
-from engine.ir.expr import Expr
-from engine.ir.func import Func, FuncRef
-from engine.ir.ops import (
+from pixelweave.engine.errors import (
+    BoundsError,
+    CompileError,
+    InputError,
+    PixelweaveError,
+    RuntimeFailure,
+    ScheduleError,
+)
+from pixelweave.engine.ir import boundary as BoundaryConditions
+from pixelweave.engine.ir.coerce import cast
+from pixelweave.engine.ir.expr import Expr
+from pixelweave.engine.ir.func import Func, FuncRef
+from pixelweave.engine.ir.ops import (
     abs,
     absd,
     acos,
@@ -45,11 +52,11 @@ from engine.ir.ops import (
     u16,
     u32,
 )
-from engine.ir.param import ImageParam, Param
-from engine.ir.types import Bool, Float, Int, Type, UInt
-from engine.ir.var import RDom, RVar, Var
-from engine.pipeline import Pipeline
-from engine.schedule import LoopLevel, TailStrategy
+from pixelweave.engine.ir.param import ImageParam, Param
+from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
+from pixelweave.engine.ir.var import RDom, RVar, Var
+from pixelweave.engine.pipeline import Pipeline
+from pixelweave.engine.schedule import LoopLevel, TailStrategy
 
 __all__ = [
     "Bool",

@@ -11,15 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from engine.errors import InputError
-from engine.lower import LoweringResult
-from engine.reference import check_sizes, resolve_inputs
-from engine.runtime.buffer import aligned_empty
+from pixelweave.engine.errors import InputError
+from pixelweave.engine.lower import LoweringResult
+from pixelweave.engine.reference import check_sizes, resolve_inputs
+from pixelweave.engine.runtime.buffer import aligned_empty
 
 if TYPE_CHECKING:
-    from engine.pipeline import Pipeline
-    from engine.runtime.jit import CompiledPipeline
+    from pixelweave.engine.pipeline import Pipeline
+    from pixelweave.engine.runtime.jit import CompiledPipeline
 
 
 class Compiled:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.ir.types import Type
-from engine.stmt import Stmt
+from pixelweave.engine.ir.types import Type
+from pixelweave.engine.stmt import Stmt
 
 
 @dataclass(frozen=True)

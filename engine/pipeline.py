@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from engine.errors import CompileError
-from engine.ir import expr as E
-from engine.ir.func import Definition, Func
-from engine.ir.param import ImageParam, Param
-from engine.ir.visit import walk
+from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.func import Definition, Func
+from pixelweave.engine.ir.param import ImageParam, Param
+from pixelweave.engine.ir.visit import walk
 
 
 def definition_exprs(d: Definition) -> list[E.Expr]:
@@ -97,15 +96,15 @@ class Pipeline:
 
     def loop_nest(self, target: str = "host") -> str:
         """The loop structure the schedules produce (what the schedule inspector shows)."""
-        from engine.lower import lower
-        from engine.stmt_printer import loop_nest_to_string
+        from pixelweave.engine.lower import lower
+        from pixelweave.engine.stmt_printer import loop_nest_to_string
 
         return loop_nest_to_string(lower(self, target).loop_nest)
 
     def lowered_stmt(self, target: str = "host") -> str:
         """The full lowered statement: allocations, lets, asserts, loads and stores."""
-        from engine.lower import lower
-        from engine.stmt_printer import stmt_to_string
+        from pixelweave.engine.lower import lower
+        from pixelweave.engine.stmt_printer import stmt_to_string
 
         return stmt_to_string(lower(self, target).lowered.body)
 
@@ -114,9 +113,9 @@ class Pipeline:
         `profile=True` times each Func. Returns a callable `fn(sizes, inputs, out=None)`."""
         import time
 
-        from engine.compiled import Compiled
-        from engine.lower import deep_recursion, lower
-        from engine.runtime.jit import compile_pipeline
+        from pixelweave.engine.compiled import Compiled
+        from pixelweave.engine.lower import deep_recursion, lower
+        from pixelweave.engine.runtime.jit import compile_pipeline
 
         key = (target, level, profile, self._schedule_signature())
         cached = self._compiled.get(key)
@@ -136,8 +135,8 @@ class Pipeline:
         parameters, an int error code and NAME_error_message()) into directory."""
         import re
 
-        from engine.lower import deep_recursion, lower
-        from engine.runtime.library import export_library
+        from pixelweave.engine.lower import deep_recursion, lower
+        from pixelweave.engine.runtime.library import export_library
 
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise CompileError(f"library name {name!r} must be a C identifier (letters, digits, underscores)")
@@ -173,6 +172,6 @@ class Pipeline:
         self, sizes: list[int] | tuple[int, ...], inputs: dict[str, Any] | None = None
     ) -> np.ndarray | list[np.ndarray]:
         """Evaluate the outputs over [0, size) per dimension with NumPy, ignoring schedules."""
-        from engine.reference import realize_reference
+        from pixelweave.engine.reference import realize_reference
 
         return realize_reference(self, sizes, inputs)

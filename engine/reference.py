@@ -12,17 +12,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from engine.analysis.interval import Interval, bounds_of
-from engine.errors import BoundsError, CompileError, InputError
-from engine.ir import expr as E
-from engine.ir.func import Definition, Func
-from engine.ir.lerp import lower_lerp
-from engine.ir.param import check_image, check_scalar
-from engine.ir.visit import walk
+from pixelweave.engine.analysis.interval import Interval, bounds_of
+from pixelweave.engine.errors import BoundsError, CompileError, InputError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.func import Definition, Func
+from pixelweave.engine.ir.lerp import lower_lerp
+from pixelweave.engine.ir.param import check_image, check_scalar
+from pixelweave.engine.ir.visit import walk
 
 if TYPE_CHECKING:
-    from engine.pipeline import Pipeline
+    from pixelweave.engine.pipeline import Pipeline
 
 Box = list[Interval]
 

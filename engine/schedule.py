@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import ScheduleError
-from engine.ir import expr as E
-from engine.stmt import ForType
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.stmt import ForType
 
 if TYPE_CHECKING:
-    from engine.ir.func import Definition, Func
+    from pixelweave.engine.ir.func import Definition, Func
 
 _fresh = itertools.count()
 
@@ -349,7 +349,7 @@ class FuncScheduling:
 
     def compute_at(self, f: Any, var: Any):
         """Compute the region a consumer's iteration of loop `var` of `f` needs, inside that loop."""
-        from engine.ir.func import Func
+        from pixelweave.engine.ir.func import Func
 
         if not isinstance(f, Func):
             raise ScheduleError(f"compute_at needs a Func and one of its loop variables, got {f!r}")
@@ -375,7 +375,7 @@ class FuncScheduling:
 
     def store_at(self, f: Any, var: Any):
         """Allocate storage inside loop `var` of `f`, outside where it is computed."""
-        from engine.ir.func import Func
+        from pixelweave.engine.ir.func import Func
 
         if not isinstance(f, Func):
             raise ScheduleError(f"store_at needs a Func and one of its loop variables, got {f!r}")

@@ -11,8 +11,8 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from engine.ir import expr as E
-from engine.ir.types import Int, Type
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int, Type
 
 
 class ForType(Enum):
@@ -103,7 +103,7 @@ class Stmt:
         return ()
 
     def __str__(self) -> str:
-        from engine.stmt_printer import stmt_to_string
+        from pixelweave.engine.stmt_printer import stmt_to_string
 
         return stmt_to_string(self)
 

@@ -7,8 +7,8 @@ structure, in the format of Halide's `print_loop_nest`.
 
 from __future__ import annotations
 
-from engine.ir.printer import expr_to_string as fmt
-from engine.stmt import (
+from pixelweave.engine.ir.printer import expr_to_string as fmt
+from pixelweave.engine.stmt import (
     Allocate,
     AssertStmt,
     Block,
@@ -121,7 +121,7 @@ def _nest(s: Stmt, depth: int, out: list[str]) -> None:
         word = _LOOP_WORDS[s.for_type]
         name = _short(s.name)
         if s.for_type in (ForType.VECTORIZED, ForType.UNROLLED):
-            from engine.ir.expr import Const
+            from pixelweave.engine.ir.expr import Const
 
             if isinstance(s.min, Const) and isinstance(s.extent, Const):
                 out.append(f"{pad}{word} {name} in [{s.min.value}, {s.min.value + s.extent.value - 1}]:")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from engine.ir import expr as E
-from engine.stmt import Stmt
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.stmt import Stmt
 
 
 def walk_stmt(s: Stmt) -> Iterator[Stmt]:

@@ -1,7 +1,7 @@
 """The node catalogue as a Markdown table, for README.md (kept in sync by a test).
 
-python -m nodes.catalogue_table            # print the table
-python -m nodes.catalogue_table --write    # replace the table in README.md
+python -m pixelweave.nodes.catalogue_table            # print the table
+python -m pixelweave.nodes.catalogue_table --write    # replace the table in README.md
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nodes.node_type import CATEGORIES, NodeType, node_types
+from pixelweave.nodes.node_type import CATEGORIES, NodeType, node_types
 
 START, END = "<!-- catalogue:start -->", "<!-- catalogue:end -->"
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -29,7 +29,8 @@ def markdown_table() -> str:
         "| category | node type | inputs | outputs | parameters | what it does |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    shipped = [c for c in node_types().values() if c.__module__.startswith("nodes.catalogue.")]  # not test types
+    shipped_prefix = "pixelweave.nodes.catalogue."  # not the test suite's own node types
+    shipped = [c for c in node_types().values() if c.__module__.startswith(shipped_prefix)]
     types = sorted(shipped, key=lambda c: (CATEGORIES.index(c.category), c.type_name))
     for cls in types:
         summary = cls.summary().replace("|", "\\|")

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import engine as pw
-from engine.ir import boundary
-from engine.ir.expr import Expr, int_const
-from nodes.errors import NodeError
-from nodes.values import Value
+from pixelweave.engine.ir import boundary
+from pixelweave.engine.ir.expr import Expr, int_const
+from pixelweave.nodes.errors import NodeError
+from pixelweave.nodes.values import Value
+
+import pixelweave as pw
 
 BOUNDARY_MODES = ("clamp", "constant", "wrap", "mirror", "mirror_interior", "none")
 

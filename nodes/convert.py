@@ -4,9 +4,10 @@ nodes, so that a u8 photograph and its float version look the same."""
 
 from __future__ import annotations
 
-import engine as pw
-from engine.ir.expr import Expr
-from engine.ir.types import Type
+from pixelweave.engine.ir.expr import Expr
+from pixelweave.engine.ir.types import Type
+
+import pixelweave as pw
 
 TYPES = {
     "u8": pw.UInt(8),

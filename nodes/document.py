@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nodes.errors import DocumentError, NodeError, ParameterError
-from nodes.files import mode_for
-from nodes.schedule_spec import check_directive, check_schedule
+from pixelweave.nodes.errors import DocumentError, NodeError, ParameterError
+from pixelweave.nodes.files import mode_for
+from pixelweave.nodes.schedule_spec import check_directive, check_schedule
 
 FORMAT = "pixelweave.pipeline"
 VERSION = 1
@@ -73,7 +73,7 @@ class DocNode:
 
     def _complete_params(self) -> dict[str, Any]:
         """The parameters with defaults filled in for any missing one (when the type is known)."""
-        from nodes.node_type import node_types
+        from pixelweave.nodes.node_type import node_types
 
         cls = node_types().get(self.type)
         params = {p.name: _jsonable(p.default) for p in cls.params} if cls else {}
@@ -180,7 +180,7 @@ class Document:
         position: tuple[float, float] = (0, 0),
     ) -> DocNode:
         """A new node of a known type, every parameter at its default unless given."""
-        from nodes.node_type import node_type
+        from pixelweave.nodes.node_type import node_type
 
         cls = node_type(type_name)
         node_id = node_id or self.unique_id(type_name)
@@ -254,7 +254,7 @@ class Document:
 
     def connect(self, source: str, target: str, port: str, source_port: str = "out") -> None:
         """Connects output `source_port` of node `source` to input `port` of node `target`."""
-        from nodes.node_type import node_type
+        from pixelweave.nodes.node_type import node_type
 
         src, dst = self.node(source), self.node(target)
         if node_type(dst.type).input_port(port) is None:
@@ -272,7 +272,7 @@ class Document:
 
     @staticmethod
     def _set_param(node: DocNode, name: str, value: Any) -> None:
-        from nodes.node_type import node_type
+        from pixelweave.nodes.node_type import node_type
 
         param = next((p for p in node_type(node.type).params if p.name == name), None)
         if param is None:
@@ -380,7 +380,7 @@ def read_document(path: str | Path) -> Document:
 def load_document(path: str | Path) -> Document:
     """Reads a document and validates everything, building it with the engine (port types,
     schedules); DocumentError listing every problem."""
-    from nodes.pipeline_build import build_document
+    from pixelweave.nodes.pipeline_build import build_document
 
     doc = read_document(path)
     build_document(doc)
@@ -606,7 +606,7 @@ def _check_id(node_id: str) -> None:
 
 
 def _validate(doc: Document) -> list[Problem]:
-    from nodes.node_type import node_types
+    from pixelweave.nodes.node_type import node_types
 
     problems: list[Problem] = []
     types = node_types()

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nodes.document import DocNode, Document
-from nodes.errors import DocumentError, NodeError
-from nodes.node_type import node_type, node_types
+from pixelweave.nodes.document import DocNode, Document
+from pixelweave.nodes.errors import DocumentError, NodeError
+from pixelweave.nodes.node_type import node_type, node_types
 
 CLIPBOARD_FORMAT = "pixelweave.fragment"
 Listener = Callable[[str], None]
@@ -65,7 +65,7 @@ def connection_problem(doc: Document, source: str, source_port: str, target: str
     Checks the ports exist, the declared layouts and element types overlap, that no cycle
     forms, and then builds the graph with the connection to ask the engine-side port check
     (an output's element type is only known once its inputs are)."""
-    from nodes.pipeline_build import build_document
+    from pixelweave.nodes.pipeline_build import build_document
 
     if not doc.has_node(source) or not doc.has_node(target):
         return "both ends must be nodes of the document"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.errors import PixelweaveError
+from pixelweave.engine.errors import PixelweaveError
 
 
 class NodeError(PixelweaveError):

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.codegen.target import TARGETS
-from engine.ir import expr as ir
-from engine.lowered import Argument
-from nodes.errors import NodeError
+from pixelweave.engine.codegen.target import TARGETS
+from pixelweave.engine.ir import expr as ir
+from pixelweave.engine.lowered import Argument
+from pixelweave.nodes.errors import NodeError
 
 # Names a generated module cannot take: it would shadow what it imports, or not be importable.
 _RESERVED_MODULE_NAMES = frozenset({"ctypes", "numpy", "np", "os", "sys"})
@@ -69,7 +69,7 @@ class ExportResult:
 
 def export_kinds() -> list[ExportKind]:
     """The kinds of export, each with its availability and the reason it is unavailable."""
-    has_opencl = importlib.util.find_spec("engine.codegen.opencl") is not None
+    has_opencl = importlib.util.find_spec("pixelweave.engine.codegen.opencl") is not None
     return [
         ExportKind("library", "Native library (libNAME.so, NAME.o, NAME.h)", True),
         ExportKind("python", "Python module (NAME.py beside libNAME.so)", True),
@@ -114,7 +114,7 @@ def _check(name: str, kind: str, target: str) -> None:
 
 
 def _short(a: Argument) -> str:
-    from nodes.ports import short_type_name
+    from pixelweave.nodes.ports import short_type_name
 
     return short_type_name(a.type)
 
@@ -133,9 +133,9 @@ def _variable(a: Argument) -> str:
 def export_library(built: Any, directory: str | Path, name: str, target: str = "host") -> ExportResult:
     """Writes libNAME.so, NAME.h and NAME.o for a BuiltDocument into directory; the usage text
     gives the C prototype and a short C program calling it."""
-    from engine.lower import deep_recursion, lower
-    from engine.runtime.library import c_header
-    from engine.runtime.library import export_library as write_library
+    from pixelweave.engine.lower import deep_recursion, lower
+    from pixelweave.engine.runtime.library import c_header
+    from pixelweave.engine.runtime.library import export_library as write_library
 
     _check(name, "library", target)
     with deep_recursion():

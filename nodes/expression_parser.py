@@ -30,11 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import engine as pw
-from engine.errors import PixelweaveError
-from engine.ir.coerce import is_python_number, to_expr
-from engine.ir.expr import Expr
-from nodes.errors import NodeError
+from pixelweave.engine.errors import PixelweaveError
+from pixelweave.engine.ir.coerce import is_python_number, to_expr
+from pixelweave.engine.ir.expr import Expr
+from pixelweave.nodes.errors import NodeError
+
+import pixelweave as pw
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 100

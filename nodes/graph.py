@@ -7,11 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import engine as pw
-from nodes.context import BuildContext
-from nodes.errors import NodeError
-from nodes.node_type import NodeType, node_type
-from nodes.values import Value
+from pixelweave.nodes.context import BuildContext
+from pixelweave.nodes.errors import NodeError
+from pixelweave.nodes.node_type import NodeType, node_type
+from pixelweave.nodes.values import Value
+
+import pixelweave as pw
 
 
 @dataclass

@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
-from nodes.errors import NodeError
-from nodes.files import mode_for
+from pixelweave.nodes.errors import NodeError
+from pixelweave.nodes.files import mode_for
 
 LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float64)
 DTYPES = {"u8": np.uint8, "u16": np.uint16, "f32": np.float32}

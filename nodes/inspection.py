@@ -12,13 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import engine as pw
-from engine.lower import lower
-from engine.schedule import StageSchedule
-from engine.stmt_printer import loop_nest_to_string, stmt_to_string
-from nodes.document import Document
-from nodes.errors import DocumentError, NodeError
-from nodes.pipeline_build import BuiltDocument, build_document, engine_problem
+from pixelweave.engine.lower import lower
+from pixelweave.engine.schedule import StageSchedule
+from pixelweave.engine.stmt_printer import loop_nest_to_string, stmt_to_string
+from pixelweave.nodes.document import Document
+from pixelweave.nodes.errors import DocumentError, NodeError
+from pixelweave.nodes.pipeline_build import BuiltDocument, build_document, engine_problem
+
+import pixelweave as pw
 
 _NODE_PREFIX = re.compile(r"node `([A-Za-z_][A-Za-z0-9_]*)`: ")
 

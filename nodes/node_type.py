@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from nodes.errors import NodeError, ParameterError
-from nodes.parameters import Parameter
-from nodes.ports import Port
+from pixelweave.nodes.errors import NodeError, ParameterError
+from pixelweave.nodes.parameters import Parameter
+from pixelweave.nodes.ports import Port
 
 if TYPE_CHECKING:
-    from nodes.context import BuildContext
-    from nodes.values import Value
+    from pixelweave.nodes.context import BuildContext
+    from pixelweave.nodes.values import Value
 
 CATEGORIES = (
     "Inputs and outputs",
@@ -133,7 +133,7 @@ class NodeType:
 
 def node_types() -> dict[str, type[NodeType]]:
     """Every registered node type by type name (the catalogue is imported first)."""
-    import nodes.catalogue  # noqa: F401 - importing it registers the node types
+    import pixelweave.nodes.catalogue  # noqa: F401 - importing it registers the node types
 
     return dict(_REGISTRY)
 

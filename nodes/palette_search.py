@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nodes.node_type import CATEGORIES, NodeType, node_types
+from pixelweave.nodes.node_type import CATEGORIES, NodeType, node_types
 
 # Score of one query word by the best place it was found; higher ranks first.
 _EXACT_TITLE = 100

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodes.errors import ParameterError
+from pixelweave.nodes.errors import ParameterError
 
 KINDS = ("int", "float", "bool", "choice", "colour", "matrix", "curve", "expression", "string")
 

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pixelweave.nodes.document import Document, Problem, _format
+from pixelweave.nodes.errors import DocumentError, NodeError
+from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec, _build_node
+from pixelweave.nodes.images import read_image
+from pixelweave.nodes.ports import short_type_name
+from pixelweave.nodes.run import GraphRunner, output_sizes
+from pixelweave.nodes.schedule_spec import apply_schedule, directives_of
 
-import engine as pw
-from nodes.document import Document, Problem, _format
-from nodes.errors import DocumentError, NodeError
-from nodes.graph import BuiltGraph, BuiltNode, NodeSpec, _build_node
-from nodes.images import read_image
-from nodes.ports import short_type_name
-from nodes.run import GraphRunner, output_sizes
-from nodes.schedule_spec import apply_schedule, directives_of
+import pixelweave as pw
 
 
 @dataclass
@@ -193,6 +193,6 @@ def engine_problem(graph: BuiltGraph, error: Exception) -> Problem:
 
 def open_document(path: str | Path) -> BuiltDocument:
     """Reads, validates and builds a document file in one step (what the command line uses)."""
-    from nodes.document import read_document
+    from pixelweave.nodes.document import read_document
 
     return build_document(read_document(path))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.ir.types import Type
+from pixelweave.engine.ir.types import Type
 
 # What a port accepts, by layout: "image" is gray or colour.
 LAYOUT_GROUPS = {

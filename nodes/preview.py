@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pixelweave.nodes.document import Document, Problem, _format
+from pixelweave.nodes.editing import upstream_of
+from pixelweave.nodes.errors import DocumentError, NodeError
+from pixelweave.nodes.graph import BuiltGraph
+from pixelweave.nodes.pipeline_build import BuiltDocument, _build_nodes
+from pixelweave.nodes.run import _environment, evaluate_extent
+from pixelweave.nodes.schedule_spec import apply_schedule
 
-import engine as pw
-from nodes.document import Document, Problem, _format
-from nodes.editing import upstream_of
-from nodes.errors import DocumentError, NodeError
-from nodes.graph import BuiltGraph
-from nodes.pipeline_build import BuiltDocument, _build_nodes
-from nodes.run import _environment, evaluate_extent
-from nodes.schedule_spec import apply_schedule
+import pixelweave as pw
 
 _PLACEMENT = ("compute_at", "store_at", "compute_root", "compute_inline", "store_root")
 

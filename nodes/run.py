@@ -7,13 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from pixelweave.engine.ir.expr import Const, Expr
+from pixelweave.engine.ir.visit import find_variables, substitute
+from pixelweave.engine.lower.simplify import simplify
+from pixelweave.nodes.errors import NodeError
+from pixelweave.nodes.graph import BuiltGraph
 
-import engine as pw
-from engine.ir.expr import Const, Expr
-from engine.ir.visit import find_variables, substitute
-from engine.lower.simplify import simplify
-from nodes.errors import NodeError
-from nodes.graph import BuiltGraph
+import pixelweave as pw
 
 
 def _environment(graph: BuiltGraph, images: dict[str, np.ndarray], params: dict[str, Any]) -> dict[str, Expr]:

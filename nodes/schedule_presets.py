@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import engine as pw
-from engine.ir import expr as E
-from engine.ir.visit import walk
-from engine.pipeline import definition_exprs, func_definitions
-from nodes.document import Document
-from nodes.errors import DocumentError, NodeError
-from nodes.pipeline_build import BuiltDocument, build_document
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.visit import walk
+from pixelweave.engine.pipeline import definition_exprs, func_definitions
+from pixelweave.nodes.document import Document
+from pixelweave.nodes.errors import DocumentError, NodeError
+from pixelweave.nodes.pipeline_build import BuiltDocument, build_document
+
+import pixelweave as pw
 
 PRESETS: dict[str, str] = {
     "breadth-first": "compute every stage of the node in full before the next one starts",

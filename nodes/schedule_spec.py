@@ -20,12 +20,13 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import engine as pw
-from engine.schedule import LoopLevel, StageSchedule, TailStrategy
-from engine.stmt import ForType
+from pixelweave.engine.schedule import LoopLevel, StageSchedule, TailStrategy
+from pixelweave.engine.stmt import ForType
+
+import pixelweave as pw
 
 if TYPE_CHECKING:
-    from nodes.graph import BuiltGraph
+    from pixelweave.nodes.graph import BuiltGraph
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 LOOP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -209,7 +210,7 @@ def check_schedule(schedule: Any) -> list[str]:
 
 def resolve_func(graph: BuiltGraph, node_id: str, ref: str) -> pw.Func:
     """A Func named by a directive: "local" in node_id, or "node.local" in another node."""
-    from nodes.errors import NodeError
+    from pixelweave.nodes.errors import NodeError
 
     node, _, local = ref.partition(".") if "." in ref else (node_id, "", ref)
     try:

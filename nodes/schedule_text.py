@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nodes.errors import NodeError
-from nodes.schedule_spec import DIRECTIVES, TAILS, check_directive, parse_key
+from pixelweave.nodes.errors import NodeError
+from pixelweave.nodes.schedule_spec import DIRECTIVES, TAILS, check_directive, parse_key
 
 # TailStrategy members as Halide spells them, and the document's names for them.
 TAIL_NAMES = {"Auto": "auto", "RoundUp": "round_up", "GuardWithIf": "guard_with_if", "ShiftInwards": "shift_inwards"}

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.ir.expr import Expr
-from engine.ir.func import Func, FuncRef
-from engine.ir.types import Type
+from pixelweave.engine.ir.expr import Expr
+from pixelweave.engine.ir.func import Func, FuncRef
+from pixelweave.engine.ir.types import Type
 
 # Layouts, by the Func's dimensions: gray f[x, y]; colour f[x, y, c] (planar);
 # array f[i] (a histogram, a lookup table, row sums); scalar f[()] (a whole-image sum).

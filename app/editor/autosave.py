@@ -13,8 +13,8 @@ import os
 import time
 from pathlib import Path
 
-from nodes.document import Document
-from nodes.files import mode_for
+from pixelweave.nodes.document import Document
+from pixelweave.nodes.files import mode_for
 
 FORMAT = "pixelweave.autosave"
 
@@ -71,7 +71,7 @@ class Autosave:
 
     def read(self, path: Path) -> Document:
         """The document of an autosave file, with its original path (DocumentError if damaged)."""
-        from nodes.errors import DocumentError
+        from pixelweave.nodes.errors import DocumentError
 
         try:
             data = json.loads(path.read_text(encoding="utf-8"))

@@ -12,11 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
+from pixelweave.app.editor.jobs import CancelToken, JobRunner
+from pixelweave.nodes.benchmark import (
+    BenchmarkResult,
+    compare_per_node,
+    differing_lines,
+    run_benchmark,
+    schedule_summary,
+)
+from pixelweave.nodes.document import Document
 from PySide6 import QtCore, QtGui, QtWidgets
-
-from app.editor.jobs import CancelToken, JobRunner
-from nodes.benchmark import BenchmarkResult, compare_per_node, differing_lines, run_benchmark, schedule_summary
-from nodes.document import Document
 
 LANE = "benchmark"
 _DIFFERENT = QtGui.QColor(255, 236, 160)
@@ -37,7 +42,7 @@ class HistoryEntry:
 
 def _benchmark_job(data: dict[str, Any], path: Path | None, runs: int, token: CancelToken, progress: Any) -> Any:
     """Worker-thread work: build the copied document, read its samples, time it."""
-    from nodes.pipeline_build import build_document
+    from pixelweave.nodes.pipeline_build import build_document
 
     doc = Document.from_json(data)
     doc.path = path  # sample images given relative to the document's folder

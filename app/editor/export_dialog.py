@@ -9,11 +9,9 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from PySide6 import QtCore, QtGui, QtWidgets
-
-from app.editor.jobs import CancelToken, JobRunner
-from nodes.document import Document
-from nodes.export import (
+from pixelweave.app.editor.jobs import CancelToken, JobRunner
+from pixelweave.nodes.document import Document
+from pixelweave.nodes.export import (
     ExportResult,
     default_export_name,
     export_kinds,
@@ -22,6 +20,7 @@ from nodes.export import (
     export_python_module,
     export_targets,
 )
+from PySide6 import QtCore, QtGui, QtWidgets
 
 LANE = "export"
 _ERROR_STYLE = "color: #b00020;"
@@ -30,7 +29,7 @@ _ERROR_STYLE = "color: #b00020;"
 def _export_job(data: dict[str, Any], path: Path | None, kind: str, folder: str, name: str, target: str,
                 token: CancelToken) -> ExportResult:  # fmt: skip
     """Worker-thread work: build the copied document and write the chosen files."""
-    from nodes.pipeline_build import build_document
+    from pixelweave.nodes.pipeline_build import build_document
 
     doc = Document.from_json(data)
     doc.path = path

@@ -15,14 +15,13 @@ from typing import Any
 
 from NodeGraphQt import BackdropNode, BaseNode, NodeGraph
 from NodeGraphQt.constants import PortTypeEnum
+from pixelweave.app.editor import compat
+from pixelweave.app.editor.palette import type_name_from_mime
+from pixelweave.nodes.document import Document
+from pixelweave.nodes.editing import EditSession
+from pixelweave.nodes.errors import NodeError
+from pixelweave.nodes.node_type import node_type, node_types
 from PySide6 import QtCore, QtGui
-
-from app.editor import compat
-from app.editor.palette import type_name_from_mime
-from nodes.document import Document
-from nodes.editing import EditSession
-from nodes.errors import NodeError
-from nodes.node_type import node_type, node_types
 
 IDENTIFIER = "pixelweave"
 LAYOUT_COLOURS = {

@@ -9,10 +9,9 @@ import os
 import sys
 from pathlib import Path
 
+from pixelweave.app.editor.main_window import MainWindow
+from pixelweave.nodes.node_type import node_type
 from PySide6 import QtCore, QtWidgets
-
-from app.editor.main_window import MainWindow
-from nodes.node_type import node_type
 
 
 def parser() -> argparse.ArgumentParser:

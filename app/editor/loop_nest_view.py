@@ -7,9 +7,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from pixelweave.nodes.loop_nest_map import (
+    LOOP_KINDS,
+    NestLine,
+    lines_of_node,
+    map_loop_nest,
+    map_statement,
+    node_at_line,
+)
 from PySide6 import QtCore, QtGui, QtWidgets
-
-from nodes.loop_nest_map import LOOP_KINDS, NestLine, lines_of_node, map_loop_nest, map_statement, node_at_line
 
 LOOP_COLOURS = {
     "for": "#5c6370",

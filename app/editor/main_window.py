@@ -13,26 +13,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pixelweave.app.editor.autosave import Autosave
+from pixelweave.app.editor.benchmark_panel import BenchmarkPanel
+from pixelweave.app.editor.export_dialog import ExportDialog
+from pixelweave.app.editor.graph_canvas import GraphCanvas
+from pixelweave.app.editor.jobs import JobRunner
+from pixelweave.app.editor.log_panel import LogPanel
+from pixelweave.app.editor.loop_nest_view import LoopNestView
+from pixelweave.app.editor.palette import NodePalette
+from pixelweave.app.editor.preview_panel import PreviewPanel
+from pixelweave.app.editor.properties_panel import PropertiesPanel
+from pixelweave.app.editor.schedule_panel import SchedulePanel
+from pixelweave.app.editor.settings import config_directory, settings
+from pixelweave.nodes.document import Document, read_document
+from pixelweave.nodes.editing import EditSession
+from pixelweave.nodes.errors import DocumentError, NodeError
+from pixelweave.nodes.inspection import Inspection, inspect_document
+from pixelweave.nodes.node_type import node_type
+from pixelweave.nodes.preview import PreviewComputer, PreviewResult
 from PySide6 import QtCore, QtGui, QtWidgets
-
-from app.editor.autosave import Autosave
-from app.editor.benchmark_panel import BenchmarkPanel
-from app.editor.export_dialog import ExportDialog
-from app.editor.graph_canvas import GraphCanvas
-from app.editor.jobs import JobRunner
-from app.editor.log_panel import LogPanel
-from app.editor.loop_nest_view import LoopNestView
-from app.editor.palette import NodePalette
-from app.editor.preview_panel import PreviewPanel
-from app.editor.properties_panel import PropertiesPanel
-from app.editor.schedule_panel import SchedulePanel
-from app.editor.settings import config_directory, settings
-from nodes.document import Document, read_document
-from nodes.editing import EditSession
-from nodes.errors import DocumentError, NodeError
-from nodes.inspection import Inspection, inspect_document
-from nodes.node_type import node_type
-from nodes.preview import PreviewComputer, PreviewResult
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 ANALYSIS_DELAY_MS = 120
@@ -328,8 +327,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.schedule.set_problem(e.detail)
 
     def _on_preset(self, node_id: str, preset: str) -> None:
-        from nodes.pipeline_build import build_document
-        from nodes.schedule_presets import preset_schedule
+        from pixelweave.nodes.pipeline_build import build_document
+        from pixelweave.nodes.schedule_presets import preset_schedule
 
         doc = _copy(self.session.document)
 

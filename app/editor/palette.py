@@ -8,10 +8,9 @@ NODE_TYPE_MIME, so the canvas accepts drops from this palette and from nowhere e
 
 from __future__ import annotations
 
+from pixelweave.nodes.node_type import CATEGORIES
+from pixelweave.nodes.palette_search import PaletteEntry, best_match, palette_entries, search
 from PySide6 import QtCore, QtGui, QtWidgets
-
-from nodes.node_type import CATEGORIES
-from nodes.palette_search import PaletteEntry, best_match, palette_entries, search
 
 NODE_TYPE_MIME = "application/x-pixelweave-node-type"
 TYPE_NAME_ROLE = QtCore.Qt.ItemDataRole.UserRole

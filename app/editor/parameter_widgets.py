@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
+from pixelweave.nodes.document import IMAGES
+from pixelweave.nodes.errors import ParameterError
+from pixelweave.nodes.expression_parser import ExpressionError, parse_expression
+from pixelweave.nodes.parameters import Parameter
 from PySide6 import QtCore, QtGui, QtWidgets
-
-from nodes.document import IMAGES
-from nodes.errors import ParameterError
-from nodes.expression_parser import ExpressionError, parse_expression
-from nodes.parameters import Parameter
 
 INVALID_COLOUR = "#c62828"
 _INVALID_CELL = QtGui.QColor("#ffcdd2")

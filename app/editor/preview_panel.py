@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from pixelweave.app.editor.image_view import ImageView
+from pixelweave.nodes import display
 from PySide6 import QtCore, QtGui, QtWidgets
-
-from app.editor.image_view import ImageView
-from nodes import display
 
 COMPARE_OFF = "off"
 COMPARE_SIDE_BY_SIDE = "side_by_side"

@@ -13,11 +13,10 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from pixelweave.app.editor.parameter_widgets import INVALID_COLOUR, ParameterEditor, editor_for, parameter_tooltip
+from pixelweave.nodes.document import NODE_ID, RESERVED_IDS
+from pixelweave.nodes.node_type import NodeType
 from PySide6 import QtCore, QtGui, QtWidgets
-
-from app.editor.parameter_widgets import INVALID_COLOUR, ParameterEditor, editor_for, parameter_tooltip
-from nodes.document import NODE_ID, RESERVED_IDS
-from nodes.node_type import NodeType
 
 PLACEHOLDER = "Select a node to edit its parameters"
 NO_PARAMETERS = "This node has no parameters."

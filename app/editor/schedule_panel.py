@@ -10,11 +10,16 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pixelweave.nodes.schedule_presets import PRESETS
+from pixelweave.nodes.schedule_spec import TAILS, check_schedule, parse_key
+from pixelweave.nodes.schedule_text import (
+    ScheduleTextError,
+    directive_text,
+    format_schedule,
+    loops_after,
+    parse_schedule_text,
+)
 from PySide6 import QtCore, QtGui, QtWidgets
-
-from nodes.schedule_presets import PRESETS
-from nodes.schedule_spec import TAILS, check_schedule, parse_key
-from nodes.schedule_text import ScheduleTextError, directive_text, format_schedule, loops_after, parse_schedule_text
 
 Schedule = dict[str, list[list[Any]]]
 COMPUTE = ("compute_root", "compute_inline", "compute_at")

@@ -8,8 +8,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.ir import expr as E
-from engine.ir.types import Type
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Type
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ The CPU backend emits LLVM IR text, one concern per file:
 - `llvm_ir.py`: the small textual IR builder;
 - `target.py`: targets (host, portable x86-64 levels), optimization levels, object code.
 
-Compiling and calling live in `engine.runtime` (`compile_pipeline`, `export_library`).
+Compiling and calling live in `pixelweave.engine.runtime` (`compile_pipeline`, `export_library`).
 """
 
-from engine.codegen.llvm import ErrorCode, GeneratedModule, generate_module
-from engine.codegen.target import LEVELS, TARGETS, TargetSpec, resolve_target
+from pixelweave.engine.codegen.llvm import ErrorCode, GeneratedModule, generate_module
+from pixelweave.engine.codegen.target import LEVELS, TARGETS, TargetSpec, resolve_target
 
 __all__ = ["LEVELS", "TARGETS", "ErrorCode", "GeneratedModule", "TargetSpec", "generate_module", "resolve_target"]

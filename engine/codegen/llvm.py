@@ -29,8 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from engine.codegen.llvm_expr import BufferRef, ExprCodeGen, constant_int
-from engine.codegen.llvm_ir import (
+from pixelweave.engine.codegen.llvm_expr import BufferRef, ExprCodeGen, constant_int
+from pixelweave.engine.codegen.llvm_ir import (
     TRUE,
     FunctionBuilder,
     ModuleBuilder,
@@ -40,12 +40,12 @@ from engine.codegen.llvm_ir import (
     lanes_of,
     memory_scalar_type,
 )
-from engine.errors import CompileError
-from engine.ir import expr as E
-from engine.ir.types import Bool, Float, Int, Type, UInt
-from engine.lowered import Argument, LoweredPipeline
-from engine.runtime import thread_pool
-from engine.stmt import (
+from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
+from pixelweave.engine.lowered import Argument, LoweredPipeline
+from pixelweave.engine.runtime import thread_pool
+from pixelweave.engine.stmt import (
     Allocate,
     AssertStmt,
     Block,

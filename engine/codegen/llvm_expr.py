@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.codegen.llvm_ir import (
+from pixelweave.engine.codegen.llvm_ir import (
     FunctionBuilder,
     ModuleBuilder,
     Value,
@@ -26,14 +26,14 @@ from engine.codegen.llvm_ir import (
     memory_type,
     vector_of,
 )
-from engine.codegen.llvm_semantics import Semantics
-from engine.errors import CompileError
-from engine.ir import expr as E
-from engine.ir.types import Type
-from engine.stmt import Broadcast, Load, Ramp, Store
+from pixelweave.engine.codegen.llvm_semantics import Semantics
+from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Type
+from pixelweave.engine.stmt import Broadcast, Load, Ramp, Store
 
 if TYPE_CHECKING:
-    from engine.codegen.llvm import _Function
+    from pixelweave.engine.codegen.llvm import _Function
 
 _UNARY_MATH = {
     "sqrt": "llvm.sqrt",

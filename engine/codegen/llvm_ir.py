@@ -14,8 +14,7 @@ import struct
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from engine.ir.types import Type
+from pixelweave.engine.ir.types import Type
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.]")
 

@@ -9,9 +9,9 @@ works unchanged on vectors: constants are splatted to the operand type.
 
 from __future__ import annotations
 
-from engine.codegen.llvm_ir import FunctionBuilder, ModuleBuilder, Value, const, llvm_type, scalar_type
-from engine.errors import CompileError
-from engine.ir.types import Type
+from pixelweave.engine.codegen.llvm_ir import FunctionBuilder, ModuleBuilder, Value, const, llvm_type, scalar_type
+from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir.types import Type
 
 
 def intrinsic_suffix(t: Type) -> str:

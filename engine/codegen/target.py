@@ -14,8 +14,7 @@ import time
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
-
-from engine.errors import CompileError
+from pixelweave.engine.errors import CompileError
 
 LEVELS = ("fast", "full")
 PORTABLE_X86 = ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4")

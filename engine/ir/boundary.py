@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import CompileError
-from engine.ir import expr as E
-from engine.ir import ops
-from engine.ir.coerce import cast, is_python_number, literal_of_type, to_expr
-from engine.ir.func import Func
-from engine.ir.param import ImageParam
-from engine.ir.types import Int
-from engine.ir.var import Var
+from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir import ops
+from pixelweave.engine.ir.coerce import cast, is_python_number, literal_of_type, to_expr
+from pixelweave.engine.ir.func import Func
+from pixelweave.engine.ir.param import ImageParam
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.ir.var import Var
 
 Bounds = list[tuple[Any, Any] | None]
 

@@ -6,10 +6,9 @@ from numbers import Number
 from typing import Any
 
 import numpy as np
-
-from engine.errors import CompileError
-from engine.ir.expr import Cast, Const, Expr
-from engine.ir.types import Bool, Float, Int, Type
+from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir.expr import Cast, Const, Expr
+from pixelweave.engine.ir.types import Bool, Float, Int, Type
 
 
 def to_expr(value: Any) -> Expr:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import CompileError
-from engine.ir.types import Bool, Float, Int, Type
+from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir.types import Bool, Float, Int, Type
 
 
 class _Key(tuple):
@@ -68,7 +68,7 @@ class Expr:
         return f"<engine.Expr of type {self.type()}: {self}>"
 
     def __str__(self) -> str:
-        from engine.ir.printer import expr_to_string
+        from pixelweave.engine.ir.printer import expr_to_string
 
         return expr_to_string(self)
 

@@ -6,15 +6,15 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.errors import CompileError
-from engine.ir import expr as E
-from engine.ir import ops
-from engine.ir.coerce import cast, is_python_number, literal_of_type, to_expr
-from engine.ir.ops import _attach_operators
-from engine.ir.types import Int, Type
-from engine.ir.var import RDom, Var
-from engine.ir.visit import find_calls, find_variables, walk
-from engine.schedule import FuncScheduling
+from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir import ops
+from pixelweave.engine.ir.coerce import cast, is_python_number, literal_of_type, to_expr
+from pixelweave.engine.ir.ops import _attach_operators
+from pixelweave.engine.ir.types import Int, Type
+from pixelweave.engine.ir.var import RDom, Var
+from pixelweave.engine.ir.visit import find_calls, find_variables, walk
+from pixelweave.engine.schedule import FuncScheduling
 
 _func_counter = itertools.count()
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from engine.ir import expr as E
-from engine.ir.coerce import cast
-from engine.ir.types import Float, UInt
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.coerce import cast
+from pixelweave.engine.ir.types import Float, UInt
 
 
 def lower_lerp(zero: E.Expr, one: E.Expr, weight: E.Expr) -> E.Expr:

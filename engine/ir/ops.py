@@ -10,11 +10,10 @@ import math
 from typing import Any
 
 import numpy as np
-
-from engine.errors import CompileError
-from engine.ir import expr as E
-from engine.ir.coerce import cast, is_python_number, literal_of_type, match_types, operands, to_expr
-from engine.ir.types import Bool, Float, Int, Type, UInt
+from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.coerce import cast, is_python_number, literal_of_type, match_types, operands, to_expr
+from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 
 # ---------------------------------------------------------------------------- arithmetic
 

@@ -6,11 +6,10 @@ import itertools
 from typing import Any
 
 import numpy as np
-
-from engine.errors import CompileError, InputError
-from engine.ir import expr as E
-from engine.ir.coerce import cast, to_expr
-from engine.ir.types import Int, Type, type_of_numpy
+from pixelweave.engine.errors import CompileError, InputError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.coerce import cast, to_expr
+from pixelweave.engine.ir.types import Int, Type, type_of_numpy
 
 _param_counter = itertools.count()
 
@@ -147,7 +146,7 @@ class ImageParam:
         return self._array
 
     def __getitem__(self, args: Any) -> E.Call:
-        from engine.ir.func import normalize_call_args
+        from pixelweave.engine.ir.func import normalize_call_args
 
         coords = normalize_call_args(args, f"input image `{self._name}`")
         if len(coords) != len(self._dims):

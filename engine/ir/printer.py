@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.ir import expr as E
+from pixelweave.engine.ir import expr as E
 
 
 def const_to_string(c: E.Const) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from engine.errors import CompileError
-from engine.ir import expr as E
-from engine.ir.coerce import cast, to_expr
-from engine.ir.ops import _attach_operators, logical_and
-from engine.ir.types import Int
-from engine.ir.visit import find_calls, find_variables
+from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.coerce import cast, to_expr
+from pixelweave.engine.ir.ops import _attach_operators, logical_and
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.ir.visit import find_calls, find_variables
 
 _var_counter = itertools.count()
 _rdom_counter = itertools.count()
@@ -74,7 +74,7 @@ class RDom:
     _DIM_NAMES = ("x", "y", "z", "w")
 
     def __init__(self, *ranges: Any, name: str | None = None) -> None:
-        from engine.ir.param import ImageParam
+        from pixelweave.engine.ir.param import ImageParam
 
         if ranges and isinstance(ranges[-1], str) and name is None:
             # Halide's bindings take the name as the last positional argument.

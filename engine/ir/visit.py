@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from engine.ir import expr as E
+from pixelweave.engine.ir import expr as E
 
 
 def walk(e: E.Expr) -> Iterator[E.Expr]:

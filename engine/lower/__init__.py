@@ -14,27 +14,27 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from engine.errors import ScheduleError
-from engine.ir.types import Int
-from engine.lower.allocation_bounds import allocation_bounds
-from engine.lower.boundary_fast_path import boundary_fast_path
-from engine.lower.bounds_inference import bounds_inference
-from engine.lower.context import LoweringContext, build_context
-from engine.lower.final_simplify import simplify_stmt
-from engine.lower.flatten import storage_flattening
-from engine.lower.inline import inline_functions
-from engine.lower.input_checks import add_input_checks
-from engine.lower.region import clear_cache as clear_region_cache
-from engine.lower.schedule_functions import schedule_functions
-from engine.lower.simplify import clear_simplify_cache
-from engine.lower.sliding_window import sliding_window
-from engine.lower.storage_folding import storage_folding
-from engine.lower.unroll import unroll_loops
-from engine.lower.vectorize import vectorize_loops
-from engine.lowered import Argument, LoweredPipeline
-from engine.pipeline import Pipeline
-from engine.stmt import ForType, Stmt
-from engine.stmt_printer import stmt_to_string
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.lower.allocation_bounds import allocation_bounds
+from pixelweave.engine.lower.boundary_fast_path import boundary_fast_path
+from pixelweave.engine.lower.bounds_inference import bounds_inference
+from pixelweave.engine.lower.context import LoweringContext, build_context
+from pixelweave.engine.lower.final_simplify import simplify_stmt
+from pixelweave.engine.lower.flatten import storage_flattening
+from pixelweave.engine.lower.inline import inline_functions
+from pixelweave.engine.lower.input_checks import add_input_checks
+from pixelweave.engine.lower.region import clear_cache as clear_region_cache
+from pixelweave.engine.lower.schedule_functions import schedule_functions
+from pixelweave.engine.lower.simplify import clear_simplify_cache
+from pixelweave.engine.lower.sliding_window import sliding_window
+from pixelweave.engine.lower.storage_folding import storage_folding
+from pixelweave.engine.lower.unroll import unroll_loops
+from pixelweave.engine.lower.vectorize import vectorize_loops
+from pixelweave.engine.lowered import Argument, LoweredPipeline
+from pixelweave.engine.pipeline import Pipeline
+from pixelweave.engine.stmt import ForType, Stmt
+from pixelweave.engine.stmt_printer import stmt_to_string
 
 
 @dataclass

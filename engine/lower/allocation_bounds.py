@@ -7,13 +7,13 @@ folding, which may then shrink a dimension to a circular buffer.
 
 from __future__ import annotations
 
-from engine.errors import ScheduleError
-from engine.lower.context import LoweringContext
-from engine.lower.region import box_touched
-from engine.lower.simplify import simplify
-from engine.reference import dim_label
-from engine.stmt import Realize, Stmt
-from engine.stmt_visit import StmtMutator
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.lower.context import LoweringContext
+from pixelweave.engine.lower.region import box_touched
+from pixelweave.engine.lower.simplify import simplify
+from pixelweave.engine.reference import dim_label
+from pixelweave.engine.stmt import Realize, Stmt
+from pixelweave.engine.stmt_visit import StmtMutator
 
 
 def allocation_bounds(ctx: LoweringContext, stmt: Stmt) -> Stmt:

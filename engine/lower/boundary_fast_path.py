@@ -11,12 +11,12 @@ partitioning of `likely` clamps, at the granularity of one vector.
 
 from __future__ import annotations
 
-from engine.ir import expr as E
-from engine.ir.visit import find_variables, mutate, substitute, walk
-from engine.lower.intervals import SymInterval, interval_of
-from engine.lower.simplify import simplify
-from engine.stmt import For, ForType, IfThenElse, LetStmt, Stmt
-from engine.stmt_visit import StmtMutator, map_exprs, stmt_exprs, walk_stmt
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.visit import find_variables, mutate, substitute, walk
+from pixelweave.engine.lower.intervals import SymInterval, interval_of
+from pixelweave.engine.lower.simplify import simplify
+from pixelweave.engine.stmt import For, ForType, IfThenElse, LetStmt, Stmt
+from pixelweave.engine.stmt_visit import StmtMutator, map_exprs, stmt_exprs, walk_stmt
 
 MAX_CLAMPS = 64
 

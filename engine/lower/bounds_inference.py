@@ -11,19 +11,19 @@ output size and the parameters.
 
 from __future__ import annotations
 
-from engine.errors import ScheduleError
-from engine.ir import expr as E
-from engine.ir.coerce import cast, to_expr
-from engine.ir.types import Int
-from engine.lower.context import FuncInfo, LoweringContext
-from engine.lower.inline import plain
-from engine.lower.intervals import SymInterval, interval_of
-from engine.lower.loop_synthesis import region_max, region_min, stage_prefix
-from engine.lower.region import Box, box_touched, simplify_box, union_box
-from engine.lower.simplify import constant_difference, simplify
-from engine.reference import dim_label
-from engine.stmt import AssertStmt, Block, LetStmt, ProducerConsumer, Stmt, make_block
-from engine.stmt_visit import StmtMutator
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.coerce import cast, to_expr
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.lower.context import FuncInfo, LoweringContext
+from pixelweave.engine.lower.inline import plain
+from pixelweave.engine.lower.intervals import SymInterval, interval_of
+from pixelweave.engine.lower.loop_synthesis import region_max, region_min, stage_prefix
+from pixelweave.engine.lower.region import Box, box_touched, simplify_box, union_box
+from pixelweave.engine.lower.simplify import constant_difference, simplify
+from pixelweave.engine.reference import dim_label
+from pixelweave.engine.stmt import AssertStmt, Block, LetStmt, ProducerConsumer, Stmt, make_block
+from pixelweave.engine.stmt_visit import StmtMutator
 
 I32 = Int(32)
 MAX_SPAN = 1 << 30  # a region this wide can only come from an unclamped data-dependent coordinate
@@ -45,7 +45,7 @@ def bounds_inference(ctx: LoweringContext, stmt: Stmt) -> Stmt:
 
 def _find_compute_site(stmt: Stmt, name: str) -> Stmt | None:
     """The consume block of `name` (whose uses decide its region)."""
-    from engine.stmt_visit import walk_stmt
+    from pixelweave.engine.stmt_visit import walk_stmt
 
     for s in walk_stmt(stmt):
         if isinstance(s, ProducerConsumer) and not s.is_producer and s.name == name:
@@ -136,7 +136,7 @@ def _stage_lets(info: FuncInfo, required: Box) -> list[tuple[str, E.Expr]]:
                 scope[v.name] = SymInterval(lo, simplify(lo + extent - 1))
         written = [interval_of(a, scope) for a in d.args]
         pure_region = union_box(pure_region, written)
-        from engine.ir.visit import walk
+        from pixelweave.engine.ir.visit import walk
 
         for node in walk(d.value):
             if isinstance(node, E.Call) and node.call_kind == "func" and node.name == name:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from engine.errors import ScheduleError
-from engine.ir import expr as E
-from engine.ir.func import Definition, Func
-from engine.ir.param import ImageParam, Param
-from engine.ir.types import Int
-from engine.pipeline import Pipeline
-from engine.schedule import FuncSchedule, LoopLevel, StageSchedule
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.func import Definition, Func
+from pixelweave.engine.ir.param import ImageParam, Param
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.pipeline import Pipeline
+from pixelweave.engine.schedule import FuncSchedule, LoopLevel, StageSchedule
 
 
 @dataclass
@@ -173,6 +173,6 @@ def _validate_call_schedule(ctx: LoweringContext, info: FuncInfo) -> None:
 
 
 def call_targets(e: E.Expr) -> list[E.Call]:
-    from engine.ir.visit import walk
+    from pixelweave.engine.ir.visit import walk
 
     return [n for n in walk(e) if isinstance(n, E.Call) and n.call_kind == "func"]

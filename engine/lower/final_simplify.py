@@ -3,11 +3,22 @@ cannot matter (asserts that always hold, loops that never run)."""
 
 from __future__ import annotations
 
-from engine.ir import expr as E
-from engine.ir.visit import substitute
-from engine.lower.simplify import simplify
-from engine.stmt import AssertStmt, Broadcast, For, IfThenElse, LetStmt, ProducerConsumer, Ramp, Stmt, make_block, no_op
-from engine.stmt_visit import StmtMutator
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.visit import substitute
+from pixelweave.engine.lower.simplify import simplify
+from pixelweave.engine.stmt import (
+    AssertStmt,
+    Broadcast,
+    For,
+    IfThenElse,
+    LetStmt,
+    ProducerConsumer,
+    Ramp,
+    Stmt,
+    make_block,
+    no_op,
+)
+from pixelweave.engine.stmt_visit import StmtMutator
 
 
 def simplify_stmt(stmt: Stmt) -> Stmt:
@@ -102,6 +113,6 @@ def _trivial(value: E.Expr) -> bool:
 
 
 def _is_no_op(s: Stmt) -> bool:
-    from engine.stmt import Evaluate
+    from pixelweave.engine.stmt import Evaluate
 
     return isinstance(s, Evaluate) and isinstance(s.value, E.Const)

@@ -7,13 +7,13 @@ innermost); input and output buffers use the strides of the arrays passed in.
 
 from __future__ import annotations
 
-from engine.ir import expr as E
-from engine.ir.types import Int
-from engine.ir.visit import mutate
-from engine.lower.context import LoweringContext
-from engine.lower.simplify import as_const_int, simplify
-from engine.stmt import Allocate, LetStmt, Load, Provide, Realize, Stmt, Store
-from engine.stmt_visit import StmtMutator
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.ir.visit import mutate
+from pixelweave.engine.lower.context import LoweringContext
+from pixelweave.engine.lower.simplify import as_const_int, simplify
+from pixelweave.engine.stmt import Allocate, LetStmt, Load, Provide, Realize, Stmt, Store
+from pixelweave.engine.stmt_visit import StmtMutator
 
 I32 = Int(32)
 STACK_LIMIT_BYTES = 16 * 1024
@@ -100,7 +100,7 @@ class _Flatten(StmtMutator):
 
 
 def _substitute_lets(e: E.Expr, lets: list[tuple[str, E.Expr]]) -> E.Expr:
-    from engine.ir.visit import substitute
+    from pixelweave.engine.ir.visit import substitute
 
     for name, value in reversed(lets):
         e = substitute(e, {name: value})

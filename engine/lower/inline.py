@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from engine.ir import expr as E
-from engine.ir.lerp import lower_lerp
-from engine.ir.visit import mutate, substitute
-from engine.lower.context import LoweringContext
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.lerp import lower_lerp
+from pixelweave.engine.ir.visit import mutate, substitute
+from pixelweave.engine.lower.context import LoweringContext
 
 
 def inline_functions(ctx: LoweringContext) -> None:

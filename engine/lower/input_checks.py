@@ -7,14 +7,14 @@ of the output size and the parameters, checked once before any work starts.
 
 from __future__ import annotations
 
-from engine.errors import ScheduleError
-from engine.ir import expr as E
-from engine.ir.types import Int
-from engine.lower.bounds_inference import assert_within, buffer_extent, buffer_min
-from engine.lower.context import LoweringContext
-from engine.lower.region import box_touched
-from engine.reference import dim_label
-from engine.stmt import AssertStmt, Stmt, make_block
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.lower.bounds_inference import assert_within, buffer_extent, buffer_min
+from pixelweave.engine.lower.context import LoweringContext
+from pixelweave.engine.lower.region import box_touched
+from pixelweave.engine.reference import dim_label
+from pixelweave.engine.stmt import AssertStmt, Stmt, make_block
 
 
 def _dense(name: str, what: str) -> AssertStmt:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.ir import expr as E
-from engine.ir.types import Int, Type
-from engine.lower.simplify import constant_difference, simplify
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int, Type
+from pixelweave.engine.lower.simplify import constant_difference, simplify
 
 I32 = Int(32)
 

@@ -8,14 +8,14 @@ loops, exactly as the split's tail strategy says.
 
 from __future__ import annotations
 
-from engine.errors import ScheduleError
-from engine.ir import expr as E
-from engine.ir.types import Int
-from engine.ir.visit import substitute
-from engine.lower.context import FuncInfo
-from engine.lower.simplify import simplify
-from engine.schedule import Split, TailStrategy
-from engine.stmt import For, ForType, IfThenElse, LetStmt, ProducerConsumer, Provide, Stmt, make_block
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.ir.visit import substitute
+from pixelweave.engine.lower.context import FuncInfo
+from pixelweave.engine.lower.simplify import simplify
+from pixelweave.engine.schedule import Split, TailStrategy
+from pixelweave.engine.stmt import For, ForType, IfThenElse, LetStmt, ProducerConsumer, Provide, Stmt, make_block
 
 I32 = Int(32)
 
@@ -105,7 +105,7 @@ def _prefixed(e: E.Expr, prefix: str, bounds: dict) -> E.Expr:
 
 
 def _free_dims(e: E.Expr, bounds: dict) -> list[E.Variable]:
-    from engine.ir.visit import find_variables
+    from pixelweave.engine.ir.visit import find_variables
 
     return [v for v in find_variables(e) if v.name in bounds and v.kind == "loop"]
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.ir import expr as E
-from engine.ir.types import Int
-from engine.ir.visit import walk
-from engine.lower.intervals import SymInterval, interval_of
-from engine.lower.simplify import simplify
-from engine.stmt import For, IfThenElse, LetStmt, Provide, Stmt
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.ir.visit import walk
+from pixelweave.engine.lower.intervals import SymInterval, interval_of
+from pixelweave.engine.lower.simplify import simplify
+from pixelweave.engine.stmt import For, IfThenElse, LetStmt, Provide, Stmt
 
 Box = list[SymInterval]
 

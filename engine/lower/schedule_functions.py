@@ -8,13 +8,13 @@ it is computed at, before the `consume` block that wraps what was there; its `re
 
 from __future__ import annotations
 
-from engine.errors import ScheduleError
-from engine.ir import expr as E
-from engine.lower.context import FuncInfo, LoweringContext
-from engine.lower.loop_synthesis import build_produce
-from engine.schedule import LoopLevel, last_part
-from engine.stmt import For, ForType, ProducerConsumer, Realize, Stmt, make_block, no_op
-from engine.stmt_visit import StmtMutator, walk_stmt
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.lower.context import FuncInfo, LoweringContext
+from pixelweave.engine.lower.loop_synthesis import build_produce
+from pixelweave.engine.schedule import LoopLevel, last_part
+from pixelweave.engine.stmt import For, ForType, ProducerConsumer, Realize, Stmt, make_block, no_op
+from pixelweave.engine.stmt_visit import StmtMutator, walk_stmt
 
 
 def schedule_functions(ctx: LoweringContext) -> Stmt:
@@ -65,7 +65,7 @@ def _uses(stmt: Stmt, name: str) -> list[list[str]]:
 
 
 def _calls(e: E.Expr, name: str) -> bool:
-    from engine.ir.visit import walk
+    from pixelweave.engine.ir.visit import walk
 
     return any(isinstance(n, E.Call) and n.call_kind == "func" and n.name == name for n in walk(e))
 

@@ -10,11 +10,10 @@ wrap-around.
 from __future__ import annotations
 
 import numpy as np
-
-from engine.ir import expr as E
-from engine.ir.types import Int, Type
-from engine.ir.visit import rebuild
-from engine.reference import cast_array, divide, intrinsic, modulo
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int, Type
+from pixelweave.engine.ir.visit import rebuild
+from pixelweave.engine.reference import cast_array, divide, intrinsic, modulo
 
 I32 = Int(32)
 
@@ -345,7 +344,7 @@ def _simplify_node(e: E.Expr) -> E.Expr:  # noqa: C901 - one rule family per nod
         return e
     if isinstance(e, E.Let):
         if isinstance(e.value, (E.Const, E.Variable)):
-            from engine.ir.visit import substitute
+            from pixelweave.engine.ir.visit import substitute
 
             return simplify(substitute(e.body, {e.name: e.value}))
         return e
@@ -421,7 +420,7 @@ def as_const_int(e: E.Expr) -> int | None:
 
 def _simplify_vector(e: E.Expr) -> E.Expr:
     """Keep ramps and broadcasts outermost, so that the backend sees dense accesses."""
-    from engine.stmt import Broadcast, Ramp
+    from pixelweave.engine.stmt import Broadcast, Ramp
 
     if isinstance(e, Broadcast):
         return e
@@ -463,7 +462,7 @@ def _simplify_vector(e: E.Expr) -> E.Expr:
 
 
 def _ramp(base: E.Expr, stride: E.Expr, lanes: int) -> E.Expr:
-    from engine.stmt import Broadcast, Ramp
+    from pixelweave.engine.stmt import Broadcast, Ramp
 
     base, stride = simplify(base), simplify(stride)
     if _is_const(stride, 0):

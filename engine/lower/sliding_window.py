@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.ir import expr as E
-from engine.ir.types import Int
-from engine.ir.visit import find_variables, substitute
-from engine.lower.context import LoweringContext
-from engine.lower.loop_synthesis import region_max, region_min
-from engine.lower.simplify import constant_difference, simplify
-from engine.stmt import For, ForType, LetStmt, ProducerConsumer, Realize, Stmt
-from engine.stmt_visit import StmtMutator
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.ir.visit import find_variables, substitute
+from pixelweave.engine.lower.context import LoweringContext
+from pixelweave.engine.lower.loop_synthesis import region_max, region_min
+from pixelweave.engine.lower.simplify import constant_difference, simplify
+from pixelweave.engine.stmt import For, ForType, LetStmt, ProducerConsumer, Realize, Stmt
+from pixelweave.engine.stmt_visit import StmtMutator
 
 I32 = Int(32)
 

@@ -5,11 +5,11 @@ circular buffer of a power-of-two size at least as large as what one iteration t
 
 from __future__ import annotations
 
-from engine.lower.context import LoweringContext
-from engine.lower.region import box_touched
-from engine.lower.simplify import as_const_int, constant_difference
-from engine.stmt import For, Realize, Stmt
-from engine.stmt_visit import StmtMutator, walk_stmt
+from pixelweave.engine.lower.context import LoweringContext
+from pixelweave.engine.lower.region import box_touched
+from pixelweave.engine.lower.simplify import as_const_int, constant_difference
+from pixelweave.engine.stmt import For, Realize, Stmt
+from pixelweave.engine.stmt_visit import StmtMutator, walk_stmt
 
 
 def storage_folding(ctx: LoweringContext, stmt: Stmt) -> Stmt:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from engine.errors import ScheduleError
-from engine.ir import expr as E
-from engine.ir.types import Int
-from engine.lower.simplify import as_const_int, simplify
-from engine.stmt import For, ForType, LetStmt, Stmt, make_block
-from engine.stmt_visit import StmtMutator
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.lower.simplify import as_const_int, simplify
+from pixelweave.engine.stmt import For, ForType, LetStmt, Stmt, make_block
+from pixelweave.engine.stmt_visit import StmtMutator
 
 MAX_UNROLL = 256
 

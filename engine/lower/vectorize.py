@@ -10,11 +10,11 @@ serial loop, which computes the same values.
 
 from __future__ import annotations
 
-from engine.errors import ScheduleError
-from engine.ir import expr as E
-from engine.ir.visit import rebuild
-from engine.lower.simplify import as_const_int, simplify
-from engine.stmt import (
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.visit import rebuild
+from pixelweave.engine.lower.simplify import as_const_int, simplify
+from pixelweave.engine.stmt import (
     Allocate,
     AssertStmt,
     Broadcast,
@@ -27,7 +27,7 @@ from engine.stmt import (
     Stmt,
     Store,
 )
-from engine.stmt_visit import StmtMutator
+from pixelweave.engine.stmt_visit import StmtMutator
 
 
 class _CannotVectorize(Exception):

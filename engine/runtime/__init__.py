@@ -3,7 +3,7 @@
 `compile_pipeline(lowered, level="fast", profile=False, target="host")` returns a
 `CompiledPipeline` callable on NumPy arrays; `export_library(lowered, name, directory,
 target)` writes an object file, a shared library and a C header. Names are imported
-lazily, because the code generator itself imports `engine.runtime.thread_pool`.
+lazily, because the code generator itself imports `pixelweave.engine.runtime.thread_pool`.
 """
 
 from __future__ import annotations
@@ -11,16 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 _EXPORTS = {
-    "compile_pipeline": "engine.runtime.jit",
-    "CompiledPipeline": "engine.runtime.jit",
-    "clear_memory_cache": "engine.runtime.jit",
-    "cache_directory": "engine.runtime.jit",
-    "parallel_runtime_stats": "engine.runtime.jit",
-    "export_library": "engine.runtime.library",
-    "ExportedLibrary": "engine.runtime.library",
-    "describe_array": "engine.runtime.buffer",
-    "BufferStruct": "engine.runtime.buffer",
-    "DimensionStruct": "engine.runtime.buffer",
+    "compile_pipeline": "pixelweave.engine.runtime.jit",
+    "CompiledPipeline": "pixelweave.engine.runtime.jit",
+    "clear_memory_cache": "pixelweave.engine.runtime.jit",
+    "cache_directory": "pixelweave.engine.runtime.jit",
+    "parallel_runtime_stats": "pixelweave.engine.runtime.jit",
+    "export_library": "pixelweave.engine.runtime.library",
+    "ExportedLibrary": "pixelweave.engine.runtime.library",
+    "describe_array": "pixelweave.engine.runtime.buffer",
+    "BufferStruct": "pixelweave.engine.runtime.buffer",
+    "DimensionStruct": "pixelweave.engine.runtime.buffer",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -29,7 +29,7 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name: str) -> Any:
     module_name = _EXPORTS.get(name)
     if module_name is None:
-        raise AttributeError(f"module 'engine.runtime' has no attribute {name!r}")
+        raise AttributeError(f"module 'pixelweave.engine.runtime' has no attribute {name!r}")
     import importlib
 
     return getattr(importlib.import_module(module_name), name)

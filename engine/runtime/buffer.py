@@ -19,17 +19,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from engine.codegen.llvm import (
+from pixelweave.engine.codegen.llvm import (
     BUFFER_DIM_OFFSET,
     BUFFER_SIZE,
     BUFFER_TYPE_CODE_OFFSET,
     DIMENSION_SIZE,
     TYPE_CODES,
 )
-from engine.errors import InputError
-from engine.ir.param import check_scalar
-from engine.ir.types import Type, type_of_numpy
+from pixelweave.engine.errors import InputError
+from pixelweave.engine.ir.param import check_scalar
+from pixelweave.engine.ir.types import Type, type_of_numpy
 
 ALIGNMENT = 64  # a cache line and an AVX-512 vector
 

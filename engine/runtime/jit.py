@@ -31,8 +31,7 @@ from typing import Any
 import llvmlite
 import llvmlite.binding as llvm
 import numpy as np
-
-from engine.codegen.llvm import (
+from pixelweave.engine.codegen.llvm import (
     CONTEXT_MESSAGE_OFFSET,
     CONTEXT_PROFILE_OFFSET,
     ERROR_MESSAGE_BYTES,
@@ -40,8 +39,8 @@ from engine.codegen.llvm import (
     GeneratedModule,
     generate_module,
 )
-from engine.codegen.llvm_ir import ModuleBuilder
-from engine.codegen.target import (
+from pixelweave.engine.codegen.llvm_ir import ModuleBuilder
+from pixelweave.engine.codegen.target import (
     TargetSpec,
     check_level,
     compile_ir_to_object,
@@ -50,10 +49,10 @@ from engine.codegen.target import (
     missing_host_features,
     resolve_target,
 )
-from engine.errors import CompileError, InputError, RuntimeFailure
-from engine.lowered import Argument, LoweredPipeline
-from engine.runtime import thread_pool
-from engine.runtime.buffer import describe_array, scalar_argument
+from pixelweave.engine.errors import CompileError, InputError, RuntimeFailure
+from pixelweave.engine.lowered import Argument, LoweredPipeline
+from pixelweave.engine.runtime import thread_pool
+from pixelweave.engine.runtime.buffer import describe_array, scalar_argument
 
 CACHE_DIR_ENV = "PIXELWEAVE_CACHE_DIR"
 CODEGEN_VERSION = "pixelweave-llvm-1"

@@ -14,17 +14,17 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.codegen.llvm import (
+from pixelweave.engine.codegen.llvm import (
     BUFFER_SIZE,
     DIMENSION_SIZE,
     ErrorCode,
     generate_module,
 )
-from engine.codegen.target import compile_ir_to_object, data_layout, resolve_target
-from engine.errors import CompileError
-from engine.ir.types import Type
-from engine.lowered import Argument, LoweredPipeline
-from engine.runtime.thread_pool import NUM_THREADS_ENV
+from pixelweave.engine.codegen.target import compile_ir_to_object, data_layout, resolve_target
+from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir.types import Type
+from pixelweave.engine.lowered import Argument, LoweredPipeline
+from pixelweave.engine.runtime.thread_pool import NUM_THREADS_ENV
 
 _C_SCALARS = {
     ("uint", 1): "uint8_t",

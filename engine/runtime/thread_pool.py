@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from string import Template
 
-from engine.codegen.llvm_ir import ModuleBuilder
-from engine.errors import CompileError
+from pixelweave.engine.codegen.llvm_ir import ModuleBuilder
+from pixelweave.engine.errors import CompileError
 
 PARALLEL_FOR = "pw_parallel_for"
 PARALLEL_FOR_SIGNATURE = "i32 (ptr, ptr, i32, i32)"

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import engine as pw
-from engine.ir.expr import Expr
-from nodes.context import BuildContext
-from nodes.convert import convert
-from nodes.node_type import NodeType
-from nodes.parameters import Parameter
-from nodes.ports import Port
-from nodes.values import Value
+from pixelweave.engine.ir.expr import Expr
+from pixelweave.nodes.context import BuildContext
+from pixelweave.nodes.convert import convert
+from pixelweave.nodes.node_type import NodeType
+from pixelweave.nodes.parameters import Parameter
+from pixelweave.nodes.ports import Port
+from pixelweave.nodes.values import Value
+
+import pixelweave as pw
 
 CATEGORY = "Blends"
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from nodes.context import BOUNDARY_MODES, BuildContext
-from nodes.convert import full_scale
-from nodes.node_type import NodeType
-from nodes.parameters import Parameter
-from nodes.ports import Port
-from nodes.values import Value
+from pixelweave.nodes.context import BOUNDARY_MODES, BuildContext
+from pixelweave.nodes.convert import full_scale
+from pixelweave.nodes.node_type import NodeType
+from pixelweave.nodes.parameters import Parameter
+from pixelweave.nodes.ports import Port
+from pixelweave.nodes.values import Value
 
 CATEGORY = "Boundary conditions"
 

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import engine as pw
-from engine.ir.expr import Const, Expr
-from engine.ir.types import Type
-from nodes.catalogue.point import float_type, normalized
-from nodes.context import BuildContext
-from nodes.convert import convert, full_scale
-from nodes.node_type import NodeType
-from nodes.parameters import Parameter
-from nodes.ports import Port
-from nodes.values import Value
+from pixelweave.engine.ir.expr import Const, Expr
+from pixelweave.engine.ir.types import Type
+from pixelweave.nodes.catalogue.point import float_type, normalized
+from pixelweave.nodes.context import BuildContext
+from pixelweave.nodes.convert import convert, full_scale
+from pixelweave.nodes.node_type import NodeType
+from pixelweave.nodes.parameters import Parameter
+from pixelweave.nodes.ports import Port
+from pixelweave.nodes.values import Value
+
+import pixelweave as pw
 
 CATEGORY = "Point and colour"
 

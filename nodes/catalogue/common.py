@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nodes.context import BOUNDARY_MODES
-from nodes.parameters import Parameter
+from pixelweave.nodes.context import BOUNDARY_MODES
+from pixelweave.nodes.parameters import Parameter
 
 BOUNDARY = Parameter(
     "boundary",

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import engine as pw
-from engine.ir.expr import Expr
-from nodes.catalogue.common import BOUNDARY
-from nodes.context import BuildContext
-from nodes.convert import convert, type_named
-from nodes.expression_parser import IMAGES, parse_expression, referenced, translate
-from nodes.node_type import NodeType
-from nodes.parameters import Parameter
-from nodes.ports import Port
-from nodes.values import Value
+from pixelweave.engine.ir.expr import Expr
+from pixelweave.nodes.catalogue.common import BOUNDARY
+from pixelweave.nodes.context import BuildContext
+from pixelweave.nodes.convert import convert, type_named
+from pixelweave.nodes.expression_parser import IMAGES, parse_expression, referenced, translate
+from pixelweave.nodes.node_type import NodeType
+from pixelweave.nodes.parameters import Parameter
+from pixelweave.nodes.ports import Port
+from pixelweave.nodes.values import Value
+
+import pixelweave as pw
 
 CATEGORY = "Custom"
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import engine as pw
-from nodes.context import BuildContext
-from nodes.convert import convert, type_named
-from nodes.node_type import NodeType
-from nodes.parameters import Parameter
-from nodes.ports import Port
-from nodes.values import Value
+from pixelweave.nodes.context import BuildContext
+from pixelweave.nodes.convert import convert, type_named
+from pixelweave.nodes.node_type import NodeType
+from pixelweave.nodes.parameters import Parameter
+from pixelweave.nodes.ports import Port
+from pixelweave.nodes.values import Value
+
+import pixelweave as pw
 
 CATEGORY = "Inputs and outputs"
 

@@ -12,16 +12,17 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 
-import engine as pw
-from engine.ir.expr import Expr
-from engine.ir.types import Type
-from nodes.catalogue.common import ELEMENT_TYPES
-from nodes.context import BuildContext
-from nodes.convert import convert, full_scale, type_named
-from nodes.node_type import NodeType
-from nodes.parameters import Parameter
-from nodes.ports import Port, short_type_name
-from nodes.values import Value
+from pixelweave.engine.ir.expr import Expr
+from pixelweave.engine.ir.types import Type
+from pixelweave.nodes.catalogue.common import ELEMENT_TYPES
+from pixelweave.nodes.context import BuildContext
+from pixelweave.nodes.convert import convert, full_scale, type_named
+from pixelweave.nodes.node_type import NodeType
+from pixelweave.nodes.parameters import Parameter
+from pixelweave.nodes.ports import Port, short_type_name
+from pixelweave.nodes.values import Value
+
+import pixelweave as pw
 
 CATEGORY = "Point and colour"
 

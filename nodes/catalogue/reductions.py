@@ -3,14 +3,15 @@ definitions over reduction domains (RDoms)."""
 
 from __future__ import annotations
 
-import engine as pw
-from engine.ir.expr import Expr
-from engine.ir.types import Type
-from nodes.context import BuildContext
-from nodes.node_type import NodeType
-from nodes.parameters import Parameter
-from nodes.ports import Port
-from nodes.values import Value
+from pixelweave.engine.ir.expr import Expr
+from pixelweave.engine.ir.types import Type
+from pixelweave.nodes.context import BuildContext
+from pixelweave.nodes.node_type import NodeType
+from pixelweave.nodes.parameters import Parameter
+from pixelweave.nodes.ports import Port
+from pixelweave.nodes.values import Value
+
+import pixelweave as pw
 
 CATEGORY = "Reductions"
 

@@ -8,11 +8,11 @@ import difflib
 
 import numpy as np
 import pytest
+from pixelweave.app.editor.benchmark_panel import BenchmarkPanel
+from pixelweave.app.editor.jobs import JobRunner
+from pixelweave.nodes.document import Document
 from PySide6 import QtCore
 
-from app.editor.benchmark_panel import BenchmarkPanel
-from app.editor.jobs import JobRunner
-from nodes.document import Document
 from tests.nodes.document_samples import blur_document, write_samples
 
 

@@ -3,9 +3,8 @@ the properties bin with spin boxes, the Tab search menu, backdrops and session r
 
 from NodeGraphQt import BaseNode, NodeGraph, PropertiesBinWidget
 from NodeGraphQt.constants import NodePropWidgetEnum
+from pixelweave.app.editor import compat
 from PySide6 import QtWidgets
-
-from app.editor import compat
 
 
 class Knobs(BaseNode):

@@ -9,12 +9,12 @@ import sys
 
 import numpy as np
 import pytest
+from pixelweave.app.editor.export_dialog import ExportDialog
+from pixelweave.app.editor.jobs import JobRunner
+from pixelweave.nodes.document import Document
+from pixelweave.nodes.pipeline_build import build_document
 from PySide6 import QtCore
 
-from app.editor.export_dialog import ExportDialog
-from app.editor.jobs import JobRunner
-from nodes.document import Document
-from nodes.pipeline_build import build_document
 from tests.nodes.document_samples import blur_document, write_samples
 
 

@@ -3,7 +3,7 @@ failures are reported, progress is delivered."""
 
 import threading
 
-from app.editor.jobs import JobRunner
+from pixelweave.app.editor.jobs import JobRunner
 
 
 def test_newest_job_of_a_lane_wins_and_callbacks_run_on_the_gui_thread(qtbot):

@@ -3,9 +3,8 @@ kept scroll position and messages."""
 
 from __future__ import annotations
 
+from pixelweave.app.editor.loop_nest_view import LOOP_COLOURS, LoopNestView
 from PySide6 import QtCore, QtGui
-
-from app.editor.loop_nest_view import LOOP_COLOURS, LoopNestView
 
 NEST = """\
 produce result.out:

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pixelweave.app.editor.main_window import EXAMPLES, MainWindow
+from pixelweave.nodes.document import Document, read_document
 from scipy import ndimage
-
-from app.editor.main_window import EXAMPLES, MainWindow
-from nodes.document import Document, read_document
 
 ANSWERS: list[str] = []
 
@@ -201,9 +200,8 @@ def test_benchmark_and_export_from_the_window(window, qtbot, tmp_path):
 
 
 def test_a_node_dragged_from_the_palette_is_dropped_onto_the_canvas(window, tmp_path):
+    from pixelweave.app.editor.palette import node_type_mime_data
     from PySide6 import QtCore
-
-    from app.editor.palette import node_type_mime_data
 
     assert window.open_path(_blur_document(tmp_path))
     viewer = window.canvas.graph.viewer()

@@ -4,10 +4,9 @@ double-click and Enter request a node."""
 import os
 from pathlib import Path
 
+from pixelweave.app.editor.palette import NODE_TYPE_MIME, NodePalette, node_type_mime_data, type_name_from_mime
+from pixelweave.nodes.node_type import CATEGORIES, node_types
 from PySide6 import QtCore, QtWidgets
-
-from app.editor.palette import NODE_TYPE_MIME, NodePalette, node_type_mime_data, type_name_from_mime
-from nodes.node_type import CATEGORIES, node_types
 
 
 def make(qtbot):

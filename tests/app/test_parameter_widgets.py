@@ -5,9 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtGui, QtWidgets
-
-from app.editor.parameter_widgets import (
+from pixelweave.app.editor.parameter_widgets import (
     BoolEditor,
     ChoiceEditor,
     ColourEditor,
@@ -18,8 +16,9 @@ from app.editor.parameter_widgets import (
     StringEditor,
     editor_for,
 )
-from nodes.node_type import node_type, node_types
-from nodes.parameters import Parameter
+from pixelweave.nodes.node_type import node_type, node_types
+from pixelweave.nodes.parameters import Parameter
+from PySide6 import QtCore, QtGui, QtWidgets
 
 SIGMA = Parameter("sigma", "float", 1.5, 0.1, 30, unit="px", doc="standard deviation")
 RADIUS = Parameter("radius", "int", 1, 1, 50, unit="px", doc="half the box width")
@@ -361,7 +360,7 @@ def test_every_catalogue_parameter_gets_a_working_editor(qtbot):
 
 
 def make_panel(qtbot):
-    from app.editor.properties_panel import PropertiesPanel
+    from pixelweave.app.editor.properties_panel import PropertiesPanel
 
     panel = PropertiesPanel()
     qtbot.addWidget(panel)
@@ -371,7 +370,7 @@ def make_panel(qtbot):
 
 
 def test_panel_placeholder_and_form(qtbot):
-    from app.editor.properties_panel import PLACEHOLDER
+    from pixelweave.app.editor.properties_panel import PLACEHOLDER
 
     panel = make_panel(qtbot)
     assert panel.pages.currentWidget().text() == PLACEHOLDER
@@ -457,7 +456,7 @@ def test_panel_flushes_a_typed_expression_before_switching_node(qtbot):
 
 
 def test_panel_node_without_parameters(qtbot):
-    from app.editor.properties_panel import NO_PARAMETERS
+    from pixelweave.app.editor.properties_panel import NO_PARAMETERS
 
     typ = next(t for t in node_types().values() if not t.params)
     panel = make_panel(qtbot)

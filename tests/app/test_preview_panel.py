@@ -2,10 +2,9 @@
 
 import numpy as np
 import pytest
+from pixelweave.app.editor.image_view import ImageView
+from pixelweave.app.editor.preview_panel import PreviewPanel
 from PySide6 import QtCore, QtGui, QtWidgets
-
-from app.editor.image_view import ImageView
-from app.editor.preview_panel import PreviewPanel
 
 
 @pytest.fixture

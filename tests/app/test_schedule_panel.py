@@ -3,9 +3,8 @@ schedule of the node (or show, in place, why not)."""
 
 from __future__ import annotations
 
+from pixelweave.app.editor.schedule_panel import SchedulePanel
 from PySide6 import QtCore
-
-from app.editor.schedule_panel import SchedulePanel
 
 LEFT = QtCore.Qt.MouseButton.LeftButton
 FUNCS = {"blur_x": ["x", "y", "c"], "out": ["x", "y", "c"]}

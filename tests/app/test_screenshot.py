@@ -17,7 +17,7 @@ def test_screenshot_of_the_editor_under_xvfb(tmp_path):
     env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "PIXELWEAVE_CONFIG_DIR": str(tmp_path / "config")}
     command = [
         "xvfb-run", "-a", "-s", "-screen 0 1600x1000x24",
-        sys.executable, "-m", "app", "--screenshot", str(png), str(ROOT / "resources/examples/unsharp_mask.json"),
+        sys.executable, "-m", "pixelweave", "--screenshot", str(png), str(ROOT / "resources/examples/unsharp_mask.json"),
     ]  # fmt: skip
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr
@@ -36,8 +36,8 @@ def test_screenshot_of_the_editor_under_xvfb(tmp_path):
 
 def test_the_command_line_tools_never_import_qt():
     code = (
-        "import sys, app.cli\n"
-        "app.cli.main(['inspect', 'resources/examples/blur.json'])\n"
+        "import sys, pixelweave.app.cli\n"
+        "pixelweave.app.cli.main(['inspect', 'resources/examples/blur.json'])\n"
         "assert not any(m.startswith(('PySide6', 'NodeGraphQt')) for m in sys.modules), 'Qt imported'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
@@ -46,6 +46,6 @@ def test_the_command_line_tools_never_import_qt():
 
 def test_the_editor_without_a_display_says_how_to_proceed(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    done = subprocess.run([sys.executable, "-m", "app"], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-m", "pixelweave"], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 2
     assert "no display" in done.stderr and "xvfb-run" in done.stderr

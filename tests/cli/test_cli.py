@@ -12,8 +12,8 @@ from pathlib import Path
 import imageio.v3 as iio
 import numpy as np
 import pytest
+from pixelweave.app.cli import main
 
-from app.cli import main
 from tests.conftest import ROOT
 from tests.nodes.document_samples import blur_document, node, numpy_box_blur, write_document, write_samples
 
@@ -181,10 +181,10 @@ def test_help_lists_every_command(capsys):
     "argv", [[], ["resources/examples/blur.json"], ["--screenshot", "x.png", "resources/examples/blur.json"]]
 )
 def test_no_command_opens_the_editor(monkeypatch, argv):
-    import app.editor.launch
+    import pixelweave.app.editor.launch
 
     opened = []
-    monkeypatch.setattr(app.editor.launch, "run_editor", lambda args: opened.append(args) or 0)
+    monkeypatch.setattr(pixelweave.app.editor.launch, "run_editor", lambda args: opened.append(args) or 0)
     assert main(argv) == 0
     assert opened == [argv]
 
@@ -310,7 +310,7 @@ def test_batch_usage_errors(work, capsys):
 def test_python_dash_m_app_runs(work):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "app", "run", str(work / "gray.json"), "-o", str(work / "p.png")],
+        [sys.executable, "-m", "pixelweave", "run", str(work / "gray.json"), "-o", str(work / "p.png")],
         capture_output=True,
         text=True,
         env=env,
@@ -319,7 +319,7 @@ def test_python_dash_m_app_runs(work):
     assert done.returncode == 0, done.stderr
     np.testing.assert_array_equal(_read_gray(work / "p.png"), numpy_box_blur(_read_gray(work / "gray.png"), 2))
     done = subprocess.run(
-        [sys.executable, "-m", "app", "run", str(work / "gray.json")], capture_output=True, text=True, env=env, cwd=ROOT
+        [sys.executable, "-m", "pixelweave", "run", str(work / "gray.json")], capture_output=True, text=True, env=env, cwd=ROOT
     )
     assert done.returncode == 2
     assert done.stderr.startswith("pixelweave: error: the following arguments are required: --output")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.ir import expr as E
-from engine.ir.types import Int, Type
-from engine.lowered import Argument, LoweredPipeline
-from engine.stmt import Block, Broadcast, For, ForType, Load, Ramp, Stmt, Store
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int, Type
+from pixelweave.engine.lowered import Argument, LoweredPipeline
+from pixelweave.engine.stmt import Block, Broadcast, For, ForType, Load, Ramp, Stmt, Store
 
 
 def var(name: str, t: Type | None = None) -> E.Variable:

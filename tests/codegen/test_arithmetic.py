@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
+from pixelweave.engine.reference import divide, modulo
+from pixelweave.engine.runtime.jit import compile_pipeline
+from pixelweave.engine.stmt import Broadcast
 
-from engine.ir import expr as E
-from engine.ir.types import Bool, Float, Int, Type, UInt
-from engine.reference import divide, modulo
-from engine.runtime.jit import compile_pipeline
-from engine.stmt import Broadcast
 from tests.codegen.builders import elementwise
 
 INT_TYPES = [Int(8), Int(16), Int(32), Int(64), UInt(8), UInt(16), UInt(32), UInt(64)]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Float
+from pixelweave.engine.lowered import LoweredPipeline
+from pixelweave.engine.runtime import jit
+from pixelweave.engine.runtime.jit import cache_directory, clear_memory_cache, compile_pipeline
+from pixelweave.engine.stmt import Allocate, Block, For, ForType, Load, ProducerConsumer, Store
 
-from engine.errors import CompileError
-from engine.ir import expr as E
-from engine.ir.types import Float
-from engine.lowered import LoweredPipeline
-from engine.runtime import jit
-from engine.runtime.jit import cache_directory, clear_memory_cache, compile_pipeline
-from engine.stmt import Allocate, Block, For, ForType, Load, ProducerConsumer, Store
 from tests.codegen.builders import buffer, i32, var
 
 F32 = Float(32)
@@ -123,7 +123,7 @@ def test_levels_and_targets() -> None:
 
 
 def test_portable_target_the_cpu_cannot_run_is_refused(monkeypatch) -> None:
-    from engine.codegen import target
+    from pixelweave.engine.codegen import target
 
     monkeypatch.setattr(target.llvm, "get_host_cpu_features", lambda: {"avx2": True, "sse4.2": True})
     with pytest.raises(CompileError, match=r"target x86-64-v4 needs CPU features this machine lacks \(.*avx512f"):

@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Bool, Int, Type, UInt
+from pixelweave.engine.reference import cast_array, shift
+from pixelweave.engine.stmt import Broadcast
 
-from engine.ir import expr as E
-from engine.ir.types import Bool, Int, Type, UInt
-from engine.reference import cast_array, shift
-from engine.stmt import Broadcast
 from tests.codegen.builders import elementwise
 from tests.codegen.test_arithmetic import FLOAT_TYPES, INT_TYPES, LANES_AND_LEVELS, N, run, sample
 

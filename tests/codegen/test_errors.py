@@ -11,14 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pixelweave.engine.errors import InputError, RuntimeFailure
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Float, Int, UInt
+from pixelweave.engine.lowered import LoweredPipeline
+from pixelweave.engine.runtime.buffer import BufferStruct, DimensionStruct
+from pixelweave.engine.runtime.jit import compile_pipeline
+from pixelweave.engine.stmt import Allocate, AssertStmt, Block, For, ForType, Load, Store
 
-from engine.errors import InputError, RuntimeFailure
-from engine.ir import expr as E
-from engine.ir.types import Float, Int, UInt
-from engine.lowered import LoweredPipeline
-from engine.runtime.buffer import BufferStruct, DimensionStruct
-from engine.runtime.jit import compile_pipeline
-from engine.stmt import Allocate, AssertStmt, Block, For, ForType, Load, Store
 from tests.codegen.builders import buffer, i32, scalar, var
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,12 +95,12 @@ def test_malloc_failure_is_an_error_not_a_crash() -> None:
         """
         import resource, sys
         import numpy as np
-        from engine.errors import RuntimeFailure
-        from engine.ir import expr as E
-        from engine.ir.types import Float, Int
-        from engine.lowered import Argument, LoweredPipeline
-        from engine.runtime.jit import compile_pipeline
-        from engine.stmt import Allocate, Store
+        from pixelweave.engine.errors import RuntimeFailure
+        from pixelweave.engine.ir import expr as E
+        from pixelweave.engine.ir.types import Float, Int
+        from pixelweave.engine.lowered import Argument, LoweredPipeline
+        from pixelweave.engine.runtime.jit import compile_pipeline
+        from pixelweave.engine.stmt import Allocate, Store
 
         n = E.Variable("n", Int(32))
         body = Allocate("huge", Float(64), n, False, Store("huge", E.Const(Float(64), 1.0), E.Const(Int(32), 0)))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
+from pixelweave.engine.reference import intrinsic
 
-from engine.ir import expr as E
-from engine.ir.types import Bool, Float, Int, Type, UInt
-from engine.reference import intrinsic
 from tests.codegen.builders import elementwise
 from tests.codegen.test_arithmetic import INT_TYPES, LANES_AND_LEVELS, N, run, sample
 
@@ -99,8 +99,8 @@ def test_abs_of_most_negative_is_unsigned() -> None:
 
 
 def test_unknown_intrinsic_is_a_compile_error() -> None:
-    from engine.errors import CompileError
-    from engine.runtime.jit import compile_pipeline
+    from pixelweave.engine.errors import CompileError
+    from pixelweave.engine.runtime.jit import compile_pipeline
 
     outputs = {"o": (Float(32), lambda v: call(Float(32), "frobnicate", v["a"]))}
     with pytest.raises(CompileError, match="frobnicate"):

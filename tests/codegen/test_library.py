@@ -10,12 +10,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import UInt
+from pixelweave.engine.lowered import LoweredPipeline
+from pixelweave.engine.runtime.library import export_library
+from pixelweave.engine.stmt import AssertStmt, Block, Broadcast, For, ForType, Load, Ramp, Store
 
-from engine.ir import expr as E
-from engine.ir.types import UInt
-from engine.lowered import LoweredPipeline
-from engine.runtime.library import export_library
-from engine.stmt import AssertStmt, Block, Broadcast, For, ForType, Load, Ramp, Store
 from tests.codegen.builders import buffer, i32, scalar, var
 
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler `cc`")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pixelweave.engine.errors import InputError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Bool, Float, Int, UInt
+from pixelweave.engine.lowered import LoweredPipeline
+from pixelweave.engine.runtime.jit import compile_pipeline
+from pixelweave.engine.stmt import Block, Broadcast, For, ForType, Load, Ramp, Store
 
-from engine.errors import InputError
-from engine.ir import expr as E
-from engine.ir.types import Bool, Float, Int, UInt
-from engine.lowered import LoweredPipeline
-from engine.runtime.jit import compile_pipeline
-from engine.stmt import Block, Broadcast, For, ForType, Load, Ramp, Store
 from tests.codegen.builders import buffer, i32, scalar, var
 
 LANES = 8

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Float, Int
+from pixelweave.engine.lowered import LoweredPipeline
+from pixelweave.engine.runtime.jit import compile_pipeline, parallel_runtime_stats
+from pixelweave.engine.stmt import Allocate, Block, For, ForType, Load, ProducerConsumer, Store
 
-from engine.ir import expr as E
-from engine.ir.types import Float, Int
-from engine.lowered import LoweredPipeline
-from engine.runtime.jit import compile_pipeline, parallel_runtime_stats
-from engine.stmt import Allocate, Block, For, ForType, Load, ProducerConsumer, Store
 from tests.codegen.builders import buffer, i32, scalar, var
 
 F32, I32 = Float(32), Int(32)

@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int, Type, UInt
+from pixelweave.engine.reference import ReferenceEvaluator
+from pixelweave.engine.runtime.jit import compile_pipeline
+from pixelweave.engine.stmt import Broadcast
 
-from engine.ir import expr as E
-from engine.ir.types import Int, Type, UInt
-from engine.reference import ReferenceEvaluator
-from engine.runtime.jit import compile_pipeline
-from engine.stmt import Broadcast
 from tests.codegen.builders import elementwise
 
 TYPES = [Int(8), Int(16), Int(32), UInt(8), UInt(16), UInt(32)]

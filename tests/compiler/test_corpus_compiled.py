@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pixelweave.engine.errors import ScheduleError
 
-import engine as pw
-from engine.errors import ScheduleError
+import pixelweave as pw
 from tests.engine.test_corpus import EXACT_FLOAT_CASES, PIPELINE_CASES, SMALL_CASES
 
 ALL_CASES = [pytest.param(*case.values[:3], id=case.id) for case in SMALL_CASES + EXACT_FLOAT_CASES + PIPELINE_CASES]

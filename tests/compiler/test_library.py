@@ -10,9 +10,9 @@ import textwrap
 
 import numpy as np
 import pytest
+from pixelweave.engine.errors import CompileError
 
-import engine as pw
-from engine.errors import CompileError
+import pixelweave as pw
 
 
 def brighten() -> pw.Pipeline:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from pixelweave.engine.errors import ScheduleError
 
-import engine as pw
-from engine.errors import ScheduleError
+import pixelweave as pw
 
 TAILS = [pw.TailStrategy.AUTO, pw.TailStrategy.ROUND_UP, pw.TailStrategy.GUARD_WITH_IF, pw.TailStrategy.SHIFT_INWARDS]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pixelweave.engine.errors import InputError, RuntimeFailure
 
-import engine as pw
-from engine.errors import InputError, RuntimeFailure
+import pixelweave as pw
 
 
 def unclamped_blur() -> pw.Pipeline:

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-import engine as pw
+import pixelweave as pw
 
 
 def test_zero_dimensional_sum_and_max(rng):

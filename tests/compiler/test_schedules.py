@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pixelweave.engine.errors import ScheduleError
 
-import engine as pw
-from engine.errors import ScheduleError
+import pixelweave as pw
 from tests.lowering.schedules import BLUR_SCHEDULES, blur, histogram_equalize
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import halide as hl
 import numpy as np
 
-import engine as pw
+import pixelweave as pw
 
 Build = Callable[[Any], tuple[Any, dict[str, Any]]]
 

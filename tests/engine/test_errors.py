@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-import engine as pw
+import pixelweave as pw
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-import engine as pw
+import pixelweave as pw
 from tests.engine.oracle import compare_with_halide
 
 # PIXELWEAVE_HYPOTHESIS_SCALE=20 runs twenty times as many examples (for bug hunts).

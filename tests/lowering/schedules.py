@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import engine as pw
+import pixelweave as pw
 
 
 def blur(schedule: str) -> tuple[pw.Pipeline, pw.ImageParam]:

@@ -4,9 +4,9 @@ a message that says what is wrong and, where it helps, what is legal."""
 from __future__ import annotations
 
 import pytest
+from pixelweave.engine.errors import ScheduleError
 
-import engine as pw
-from engine.errors import ScheduleError
+import pixelweave as pw
 
 
 def two_stage():

@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from nodes.graph import NodeSpec, build_graph
-from nodes.node_type import node_type
-from nodes.run import GraphRunner
+from pixelweave.nodes.graph import NodeSpec, build_graph
+from pixelweave.nodes.node_type import node_type
+from pixelweave.nodes.run import GraphRunner
 
 ELEMENTS = {np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16", np.dtype(np.float32): "f32"}
 

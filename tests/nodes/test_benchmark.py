@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from nodes.benchmark import (
+from pixelweave.nodes.benchmark import (
     BenchmarkStopped,
     compare_per_node,
     differing_lines,
@@ -15,8 +14,9 @@ from nodes.benchmark import (
     run_benchmark,
     schedule_summary,
 )
-from nodes.document import Document
-from nodes.pipeline_build import build_document
+from pixelweave.nodes.document import Document
+from pixelweave.nodes.pipeline_build import build_document
+
 from tests.nodes.document_samples import HEIGHT, WIDTH, blur_document, write_samples
 
 SCHEDULE = {"out": [["compute_root"]]}

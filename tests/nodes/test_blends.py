@@ -6,8 +6,8 @@ from pathlib import Path
 import imageio.v3 as iio
 import numpy as np
 import pytest
+from pixelweave.nodes.errors import NodeError
 
-from nodes.errors import NodeError
 from tests.nodes.harness import run_node
 
 IMAGES = Path(__file__).resolve().parents[2] / "resources" / "images"

@@ -3,11 +3,11 @@ outside (with its own boundary "none") -> output, against np.pad then slicing.""
 
 import numpy as np
 import pytest
+from pixelweave.nodes.errors import NodeError
+from pixelweave.nodes.graph import NodeSpec, build_graph
+from pixelweave.nodes.run import GraphRunner
 
-import engine as pw
-from nodes.errors import NodeError
-from nodes.graph import NodeSpec, build_graph
-from nodes.run import GraphRunner
+import pixelweave as pw
 
 H, W = 200, 240
 DX, DY = -20, 15  # the expression reads a[x-20, y+15]

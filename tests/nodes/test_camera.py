@@ -7,8 +7,8 @@ import cv2
 import imageio.v3 as iio
 import numpy as np
 import pytest
+from pixelweave.nodes.errors import NodeError
 
-from nodes.errors import NodeError
 from tests.conftest import IMAGES
 from tests.nodes.harness import run_node_once
 
@@ -205,7 +205,7 @@ def test_colour_matrix_needs_three_rows(astronaut_planar):
 def test_mirrored_reads_get_the_dense_vector_fast_path():
     """Inside the image, a vectorized stencil with a mirroring boundary loads whole vectors
     (the engine's boundary fast path sees through the select of the mirrored coordinate)."""
-    from nodes.graph import NodeSpec, build_graph
+    from pixelweave.nodes.graph import NodeSpec, build_graph
 
     graph = build_graph(
         [
@@ -222,7 +222,8 @@ def test_mirrored_reads_get_the_dense_vector_fast_path():
 def test_camera_pipeline_example_recovers_the_photograph():
     """The camera_pipeline example undoes what make_raw_bayer.py did to coffee.png (up to
     demosaicking blur, hot pixels and 12-bit quantization)."""
-    from nodes.pipeline_build import open_document
+    from pixelweave.nodes.pipeline_build import open_document
+
     from tests.conftest import ROOT
 
     built = open_document(ROOT / "resources" / "examples" / "camera_pipeline.json")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from pixelweave.nodes.errors import NodeError
 from skimage.color import hsv2rgb, rgb2hsv
 
-from nodes.errors import NodeError
 from tests.nodes.harness import run_node
 from tests.nodes.test_point import assert_near, run1, run_checked
 

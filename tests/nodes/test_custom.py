@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
+from pixelweave.nodes.errors import NodeError
 
-from nodes.errors import NodeError
 from tests.nodes.harness import run_node
 
 H, W = 200, 240

@@ -2,8 +2,7 @@
 
 import numpy as np
 import pytest
-
-from nodes.display import (
+from pixelweave.nodes.display import (
     DisplayError,
     describe,
     display_note,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pixelweave.nodes.document import IMAGES, MIGRATIONS, VERSION, Document, load_document, migrate, resolve_sample
+from pixelweave.nodes.errors import DocumentError, NodeError, ParameterError
+from pixelweave.nodes.pipeline_build import build_document, open_document
 
-from nodes.document import IMAGES, MIGRATIONS, VERSION, Document, load_document, migrate, resolve_sample
-from nodes.errors import DocumentError, NodeError, ParameterError
-from nodes.pipeline_build import build_document, open_document
 from tests.nodes.document_samples import blur_document, node, numpy_box_blur, write_document, write_samples
 from tests.nodes.harness import assert_same
 
@@ -79,7 +79,7 @@ def test_save_is_atomic_when_writing_fails(folder, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr("nodes.document.os.replace", broken)
+    monkeypatch.setattr("pixelweave.nodes.document.os.replace", broken)
     with pytest.raises(OSError, match="disk full"):
         doc.save()
     assert path.read_text() == before
@@ -282,9 +282,8 @@ def test_saved_documents_and_images_get_the_usual_file_mode(tmp_path):
     import os
 
     import numpy as np
-
-    from nodes.document import Document
-    from nodes.images import write_image
+    from pixelweave.nodes.document import Document
+    from pixelweave.nodes.images import write_image
 
     mask = os.umask(0o022)
     try:

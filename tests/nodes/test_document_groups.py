@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pixelweave.nodes.document import GROUP_COLOUR, Document, Group, load_document, read_document
+from pixelweave.nodes.errors import DocumentError, NodeError
 
-from nodes.document import GROUP_COLOUR, Document, Group, load_document, read_document
-from nodes.errors import DocumentError, NodeError
 from tests.conftest import ROOT
 from tests.nodes.document_samples import blur_document, write_document, write_samples
 

@@ -5,13 +5,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pixelweave.nodes.document import Document, load_document
+from pixelweave.nodes.editing import EditSession, connection_problem
+from pixelweave.nodes.errors import DocumentError, NodeError
+from pixelweave.nodes.inspection import inspect_document, split_problem
+from pixelweave.nodes.preview import PreviewComputer
 from scipy import ndimage
-
-from nodes.document import Document, load_document
-from nodes.editing import EditSession, connection_problem
-from nodes.errors import DocumentError, NodeError
-from nodes.inspection import inspect_document, split_problem
-from nodes.preview import PreviewComputer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import imageio.v3 as iio
 import numpy as np
 import pytest
+from pixelweave.engine.stmt_printer import loop_nest_to_string
+from pixelweave.nodes.document import read_document, resolve_sample
+from pixelweave.nodes.pipeline_build import BuiltDocument, build_document, open_document
 
-from engine.stmt_printer import loop_nest_to_string
-from nodes.document import read_document, resolve_sample
-from nodes.pipeline_build import BuiltDocument, build_document, open_document
 from tests.conftest import ROOT
 
 EXAMPLES_DIR = ROOT / "resources" / "examples"
@@ -117,7 +117,7 @@ def test_schedules_change_the_loop_nest():
 
 def test_every_node_type_used_in_examples_exists():
     """A misspelt type would be caught by loading too; this names the file at once."""
-    from nodes.node_type import node_types
+    from pixelweave.nodes.node_type import node_types
 
     types = node_types()
     for path in EXAMPLES:
@@ -134,7 +134,7 @@ def test_small_inputs_really_are_small():
 
 
 def test_command_line_runs_an_example_end_to_end(tmp_path):
-    """`python -m app run` on the blur example with a small input writes the PNG that the
+    """`python -m pixelweave run` on the blur example with a small input writes the PNG that the
     in-process run computes."""
     path = EXAMPLES_DIR / "blur.json"
     built = open_document(path)
@@ -143,7 +143,7 @@ def test_command_line_runs_an_example_end_to_end(tmp_path):
     iio.imwrite(tmp_path / "photo.png", photo)
     out = tmp_path / "out.png"
     result = subprocess.run(
-        [sys.executable, "-m", "app", "run", str(path), "--input", f"{input_id}={tmp_path / 'photo.png'}", "--output",
+        [sys.executable, "-m", "pixelweave", "run", str(path), "--input", f"{input_id}={tmp_path / 'photo.png'}", "--output",
          str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

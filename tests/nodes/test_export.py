@@ -13,11 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from app.cli import main
-from nodes.document import Document
-from nodes.errors import NodeError
-from nodes.export import (
+from pixelweave.app.cli import main
+from pixelweave.nodes.document import Document
+from pixelweave.nodes.errors import NodeError
+from pixelweave.nodes.export import (
     default_export_name,
     export_kinds,
     export_library,
@@ -25,7 +24,8 @@ from nodes.export import (
     export_python_module,
     export_targets,
 )
-from nodes.pipeline_build import build_document
+from pixelweave.nodes.pipeline_build import build_document
+
 from tests.nodes.document_samples import blur_document, node, write_document, write_samples
 
 

@@ -6,11 +6,9 @@ import ast
 
 import numpy as np
 import pytest
-
-import engine as pw
-from engine.ir.expr import Expr
-from nodes.errors import NodeError
-from nodes.expression_parser import (
+from pixelweave.engine.ir.expr import Expr
+from pixelweave.nodes.errors import NodeError
+from pixelweave.nodes.expression_parser import (
     MAX_DEPTH,
     MAX_LENGTH,
     ExpressionError,
@@ -18,6 +16,8 @@ from nodes.expression_parser import (
     referenced,
     translate,
 )
+
+import pixelweave as pw
 
 CALLS = "calls are limited to select, min, max, clamp, abs, sqrt, exp, log, pow, sin, cos, tan, atan2, floor, ceil"
 COORDINATES = "coordinates must be x, y or c plus an integer offset (or x*k, x/k, an integer, width, height)"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nodes.loop_nest_map import lines_of_node, map_loop_nest, map_statement, node_at_line
-from nodes.pipeline_build import open_document
+from pixelweave.nodes.loop_nest_map import lines_of_node, map_loop_nest, map_statement, node_at_line
+from pixelweave.nodes.pipeline_build import open_document
 
 NEST = """\
 produce result.out:

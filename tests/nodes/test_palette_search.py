@@ -1,8 +1,8 @@
 """Palette search: every node type is listed once in catalogue order, every query word narrows
 the list, and the best match is the one a user typing that text means."""
 
-from nodes.node_type import CATEGORIES, node_types
-from nodes.palette_search import PaletteEntry, best_match, match_score, palette_entries, search
+from pixelweave.nodes.node_type import CATEGORIES, node_types
+from pixelweave.nodes.palette_search import PaletteEntry, best_match, match_score, palette_entries, search
 
 
 def test_entries_list_every_type_once_grouped_by_category_order():

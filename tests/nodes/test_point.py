@@ -7,8 +7,8 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
+from pixelweave.nodes.errors import NodeError
 
-from nodes.errors import NodeError
 from tests.nodes.harness import run_node
 
 

@@ -5,15 +5,15 @@ from typing import ClassVar
 import cv2
 import numpy as np
 import pytest
+from pixelweave.nodes.context import BuildContext
+from pixelweave.nodes.errors import NodeError
+from pixelweave.nodes.graph import NodeSpec, build_graph
+from pixelweave.nodes.node_type import NodeType, node_type
+from pixelweave.nodes.ports import Port
+from pixelweave.nodes.run import GraphRunner
+from pixelweave.nodes.values import Value
 
-import engine as pw
-from nodes.context import BuildContext
-from nodes.errors import NodeError
-from nodes.graph import NodeSpec, build_graph
-from nodes.node_type import NodeType, node_type
-from nodes.ports import Port
-from nodes.run import GraphRunner
-from nodes.values import Value
+import pixelweave as pw
 from tests.nodes.harness import ELEMENTS, assert_same
 
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 import pytest
+from pixelweave.nodes.errors import NodeError
+from pixelweave.nodes.graph import NodeSpec, build_graph
+from pixelweave.nodes.run import GraphRunner
 
-import engine as pw
-from nodes.errors import NodeError
-from nodes.graph import NodeSpec, build_graph
-from nodes.run import GraphRunner
+import pixelweave as pw
 from tests.nodes.harness import assert_same, run_node, run_node_once
 
 F32 = np.float32

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from nodes.document import Document
-from nodes.errors import DocumentError, NodeError
-from nodes.pipeline_build import BuiltDocument, build_document, open_document
-from nodes.schedule_presets import PRESETS, preset_schedule
+from pixelweave.nodes.document import Document
+from pixelweave.nodes.errors import DocumentError, NodeError
+from pixelweave.nodes.pipeline_build import BuiltDocument, build_document, open_document
+from pixelweave.nodes.schedule_presets import PRESETS, preset_schedule
 
 EXAMPLES = sorted(Path("resources/examples").glob("*.json"))
 

@@ -7,11 +7,11 @@ import re
 
 import numpy as np
 import pytest
+from pixelweave.nodes.document import Document
+from pixelweave.nodes.errors import DocumentError
+from pixelweave.nodes.pipeline_build import build_document
+from pixelweave.nodes.schedule_spec import DIRECTIVES, check_directive, check_schedule, directives_of
 
-from nodes.document import Document
-from nodes.errors import DocumentError
-from nodes.pipeline_build import build_document
-from nodes.schedule_spec import DIRECTIVES, check_directive, check_schedule, directives_of
 from tests.nodes.document_samples import blur_document, numpy_box_blur, write_samples
 from tests.nodes.harness import assert_same
 

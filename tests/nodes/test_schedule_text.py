@@ -9,11 +9,16 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from nodes.document import Document
-from nodes.pipeline_build import build_document, open_document
-from nodes.schedule_spec import DIRECTIVES, TAILS, check_schedule
-from nodes.schedule_text import ScheduleTextError, format_schedule, loops_after, parse_schedule_text, text_usage
+from pixelweave.nodes.document import Document
+from pixelweave.nodes.pipeline_build import build_document, open_document
+from pixelweave.nodes.schedule_spec import DIRECTIVES, TAILS, check_schedule
+from pixelweave.nodes.schedule_text import (
+    ScheduleTextError,
+    format_schedule,
+    loops_after,
+    parse_schedule_text,
+    text_usage,
+)
 
 SETTINGS = settings(
     derandomize=os.environ.get("PIXELWEAVE_HYPOTHESIS_RANDOM") is None,

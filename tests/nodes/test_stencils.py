@@ -6,8 +6,8 @@ import cv2
 import numpy as np
 import pytest
 import skimage.feature
+from pixelweave.nodes.errors import NodeError
 
-from nodes.errors import NodeError
 from tests.nodes.harness import assert_same, run_node, run_node_once
 
 
