@@ -29,6 +29,6 @@ def progress_bar(total: int, description: str, unit: str = "it", stream: TextIO 
         unit=unit,
         file=stream,
         disable=not on_terminal(stream),
-        leave=False,
+        leave=True,
         dynamic_ncols=True,
     )
