@@ -25,12 +25,13 @@ def png_path(size: int, root: Path = HERE / "icons") -> Path:
 def render(svg: Path, size: int) -> object:
     """The SVG rendered to a size x size QImage with a transparent background."""
     from PySide6.QtCore import Qt
-    from PySide6.QtGui import QGuiApplication, QImage, QPainter
+    from PySide6.QtGui import QImage, QPainter
     from PySide6.QtSvg import QSvgRenderer
+    from PySide6.QtWidgets import QApplication
 
-    if QGuiApplication.instance() is None:
+    if QApplication.instance() is None:  # a full QApplication: widgets may be made later in this process
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        render.app = QGuiApplication([])  # type: ignore[attr-defined]  # kept alive for later calls
+        render.app = QApplication([])  # type: ignore[attr-defined]  # kept alive for later calls
     renderer = QSvgRenderer(str(svg))
     if not renderer.isValid():
         raise ValueError(f"{svg} is not a valid SVG file")
