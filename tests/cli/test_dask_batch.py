@@ -148,3 +148,15 @@ def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, capsys, monkeypatch
     err = capsys.readouterr().err
     assert err.startswith("pixelweave: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9"), err
     assert "Traceback" not in err
+
+
+def test_dask_local_starts_a_cluster_of_its_own(tmp_path, capsys):
+    doc = _document(tmp_path)
+    images = _images(tmp_path / "in", 3)
+    status = main(["batch", str(doc), "--input", f"input={tmp_path}/in/*.png", "--param", f"gain={GAIN}",
+                   "--output-dir", str(tmp_path / "out"), "--dask", "local", "--jobs", "1"])  # fmt: skip
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert "processed 3 of 3 files" in captured.out
+    assert "on 1 Dask worker (local); compiled once here, 0 compiles on the workers" in captured.out
+    _check_outputs(tmp_path / "out", images)
