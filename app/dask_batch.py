@@ -92,7 +92,10 @@ def run_on_cluster(
 
     threads = sum(client.nthreads().values())
     if threads == 0:
-        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+        try:
+            client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+        except TimeoutError:
+            raise ClusterError(f"the Dask cluster has no worker (waited {CONNECT_TIMEOUT_S} s for one)") from None
         threads = sum(client.nthreads().values())
     report = ClusterReport(workers=len(client.nthreads()))
     shipped = client.scatter(job, broadcast=True, hash=False)

@@ -160,3 +160,14 @@ def test_dask_local_starts_a_cluster_of_its_own(tmp_path, capsys):
     assert "processed 3 of 3 files" in captured.out
     assert "on 1 Dask worker (local); compiled once here, 0 compiles on the workers" in captured.out
     _check_outputs(tmp_path / "out", images)
+
+
+def test_a_cluster_without_workers_is_a_clear_error(tmp_path, capsys, monkeypatch):
+    doc = _document(tmp_path)
+    _images(tmp_path / "in", 2)
+    monkeypatch.setattr(dask_batch, "CONNECT_TIMEOUT_S", 1)
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:
+        status = main(["batch", str(doc), "--input", f"input={tmp_path}/in/*.png", "--output-dir",
+                       str(tmp_path / "out"), "--dask", cluster.scheduler_address])  # fmt: skip
+    assert status == 1
+    assert capsys.readouterr().err == "pixelweave: error: the Dask cluster has no worker (waited 1 s for one)\n"
