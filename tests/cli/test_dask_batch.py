@@ -15,7 +15,7 @@ from distributed import Client, LocalCluster
 from pixelweave.app import dask_batch
 from pixelweave.app.cli import main
 from pixelweave.app.dask_batch import run_on_cluster
-from pixelweave.engine.runtime.jit import compile_statistics
+from pixelweave.engine.runtime.jit import cache_directory, compile_statistics
 from pixelweave.nodes.batch_job import prepare_batch_job, run_batch_file
 from pixelweave.nodes.pipeline_build import open_document
 
@@ -72,6 +72,7 @@ def test_batch_on_a_local_cluster_of_two_worker_processes(tmp_path, capsys, monk
         status = main(["batch", str(doc), "--input", f"input={tmp_path}/in/*.png", "--param", f"gain={GAIN}",
                        "--output-dir", str(tmp_path / "out"), "--dask", cluster.scheduler_address])  # fmt: skip
         on_workers = client.run(compile_statistics)
+        worker_caches = client.run(cache_directory)
     captured = capsys.readouterr()
     assert status == 1, captured.err
     assert "processed 40 of 41 files" in captured.out
@@ -88,6 +89,7 @@ def test_batch_on_a_local_cluster_of_two_worker_processes(tmp_path, capsys, monk
         assert stats["pipelines_compiled"] == 0 and stats["objects_compiled"] == 0, stats
         assert stats["native_code_loaded"] <= 1
     assert sum(s["native_code_loaded"] for s in on_workers.values()) >= 1
+    assert set(worker_caches.values()) == {worker_cache}  # a cold cache: the runtime's object code was shipped too
     assert not list(worker_cache.rglob("*.o"))
 
 
