@@ -568,6 +568,8 @@ def _batch_on_dask(
     from pixelweave.nodes.batch_job import prepare_batch_job
     from pixelweave.nodes.images import write_encoded_image
 
+    if args.target == "reference":
+        raise UsageError("--dask ships compiled code to the workers; --target reference cannot be used with it")
     example, skipped = None, []
     for f in files:  # the output sizes of one readable file decide the compiled groups of outputs
         try:

@@ -173,3 +173,12 @@ def test_a_cluster_without_workers_is_a_clear_error(tmp_path, capsys, monkeypatc
                        str(tmp_path / "out"), "--dask", cluster.scheduler_address])  # fmt: skip
     assert status == 1
     assert capsys.readouterr().err == "pixelweave: error: the Dask cluster has no worker (waited 1 s for one)\n"
+
+
+def test_the_reference_evaluator_is_not_shipped(tmp_path, capsys):
+    doc = _document(tmp_path)
+    _images(tmp_path / "in", 1)
+    status = main(["batch", str(doc), "--input", f"input={tmp_path}/in/*.png", "--output-dir", str(tmp_path / "out"),
+                   "--dask", "local", "--target", "reference"])  # fmt: skip
+    assert status == 2
+    assert "--target reference cannot be used with it" in capsys.readouterr().err
