@@ -362,6 +362,7 @@ class NativeCode:
     target: TargetSpec
     object_code: bytes
     runtime_object: bytes
+    runtime_target: TargetSpec
 
     def module(self) -> GeneratedModule:
         """The calling metadata as a GeneratedModule (without IR text)."""
@@ -378,7 +379,10 @@ def load_native_code(code: NativeCode) -> CompiledPipeline:
             f"pipeline `{code.name}` was compiled for CPU {code.target.cpu}, and this machine lacks features it "
             f"uses ({', '.join(missing)}); compile it for a portable target (x86-64-v3, ...) to run it here"
         )
-    jit = _get_jit(code.runtime_object)
+    # The runtime is built for the sending machine's CPU even when the pipeline is portable:
+    # a machine that lacks its features compiles its own (once per process) instead.
+    runtime_fits = not _features_missing_here(code.runtime_target)
+    jit = _get_jit(code.runtime_object if runtime_fits else None)
     module = code.module()
     key = "shipped:" + hashlib.sha256(code.object_code).hexdigest()
     with _lock:
@@ -531,6 +535,7 @@ class CompiledPipeline:
             self.target,
             self._object_code,
             _get_jit().runtime_object,
+            _get_jit().spec,
         )
 
     def release_memory(self) -> None:
