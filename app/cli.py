@@ -439,20 +439,17 @@ def cmd_export(args: argparse.Namespace) -> int:
     from pixelweave.app.library_readme import library_readme
     from pixelweave.nodes.export import default_export_name, export_library, export_name_problem, export_python_module
 
-    with progress_bar(3, "export", unit="step") as bar:
-        bar.set_postfix_str("building the document")
-        built = _open(args.doc)
-        name = args.name or default_export_name(built.document.name or Path(args.doc).stem)
-        problem = export_name_problem(name, "python" if args.python else "library")
-        if problem:
-            raise UsageError(f"--name: {problem}")
-        directory = Path(args.out)
-        export = export_python_module if args.python else export_library
-        bar.update(1)
+    built = _open(args.doc)
+    name = args.name or default_export_name(built.document.name or Path(args.doc).stem)
+    problem = export_name_problem(name, "python" if args.python else "library")
+    if problem:
+        raise UsageError(f"--name: {problem}")
+    directory = Path(args.out)
+    export = export_python_module if args.python else export_library
+    with progress_bar(2, "export", unit="step") as bar:
         bar.set_postfix_str("compiling and linking")
         result = export(built, directory, name, args.target)
         bar.update(1)
-        bar.set_postfix_str("writing the README")
         readme = directory / "README.md"
         readme.write_text(library_readme(built, name, result.arguments, args.target), encoding="utf-8")
         bar.update(1)

@@ -49,7 +49,7 @@ def _commands(work: Path) -> dict[str, list[str]]:
     }
 
 
-@pytest.mark.parametrize(("command", "total"), [("batch", 5), ("bench", 3), ("export", 3)])
+@pytest.mark.parametrize(("command", "total"), [("batch", 5), ("bench", 3), ("export", 2)])
 def test_a_progress_bar_on_a_terminal(work, monkeypatch, capsys, command, total):
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
