@@ -70,10 +70,11 @@ class BuildContext:
         self.scalar_params.append(p)
         return p
 
-    def bounded(self, value: Value, mode: str, constant: float = 0.0, local_name: str = "bounded") -> Value:
+    def bounded(self, value: Value, mode: str, constant: float | Expr = 0.0, local_name: str = "bounded") -> Value:
         """The value extended beyond its extents in x and y by a boundary condition:
         clamp (repeat edge), constant, wrap (repeat image), mirror (abccba),
-        mirror_interior (abcba), or none (reads outside fail the bounds check)."""
+        mirror_interior (abcba), or none (reads outside fail the bounds check). A run-time
+        constant (an Expr) is rounded to nearest by the generated code for integer images."""
         if mode == "none":
             return value
         if mode not in BOUNDARY_MODES:
@@ -84,8 +85,11 @@ class BuildContext:
             raise NodeError(f"build() made two Funcs called {local_name!r}", self.node_id)
         if mode == "constant":
             t = value.type
-            fill = float(constant) if t.is_float() else round(constant)
-            f = boundary.constant_exterior(value.func, pw.cast(t, fill), bounds, name=name)
+            if isinstance(constant, Expr):
+                fill = pw.cast(t, constant if t.is_float() else pw.round(constant))
+            else:
+                fill = pw.cast(t, float(constant) if t.is_float() else round(constant))
+            f = boundary.constant_exterior(value.func, fill, bounds, name=name)
         else:
             make = {
                 "clamp": boundary.repeat_edge,

@@ -650,6 +650,8 @@ def _param_problems(node: DocNode, cls: Any) -> list[str]:
             p.check(node.params[name])
         except ParameterError as e:
             out.append(e.detail)
+    if not out:
+        out.extend(cls.check_values({p.name: p.check(node.params[p.name]) for p in known.values()}))
     return out
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from pixelweave.nodes.context import BuildContext
 from pixelweave.nodes.errors import NodeError
 from pixelweave.nodes.node_type import NodeType, node_type
+from pixelweave.nodes.runtime_params import make_params
 from pixelweave.nodes.values import Value
 
 import pixelweave as pw
@@ -112,12 +113,20 @@ def build_graph(specs: list[NodeSpec]) -> BuiltGraph:
     return BuiltGraph(built, image_params, scalar_params, outputs)
 
 
-def _build_node(spec: NodeSpec, built: dict[str, BuiltNode]) -> BuiltNode:
+def _build_node(spec: NodeSpec, built: dict[str, BuiltNode], runtime: bool = True) -> BuiltNode:
+    """One node built; with `runtime` its run-time parameters become engine Params (with the
+    spec's values as defaults), else constants."""
     try:
         cls = node_type(spec.type)
         params = cls.check_params(spec.params)
     except NodeError as e:
         raise e.at_node(spec.id) from None
+    arguments = dict(params)
+    ctx = BuildContext(spec.id)
+    if runtime:
+        for p in cls.runtime_params():
+            arguments[p.name] = make_params(cls, spec.id, p, params[p.name], params)
+            ctx.scalar_params.extend(_leaves(arguments[p.name]))
     inputs: dict[str, Value] = {}
     for port_name in spec.inputs:
         if cls.input_port(port_name) is None:
@@ -141,9 +150,8 @@ def _build_node(spec: NodeSpec, built: dict[str, BuiltNode]) -> BuiltNode:
         if why is not None:
             raise NodeError(f"{why} (from node `{src_id}`)", spec.id)
         inputs[port.name] = value
-    ctx = BuildContext(spec.id)
     try:
-        result = cls().build(ctx, **inputs, **params)
+        result = cls().build(ctx, **inputs, **arguments)
     except NodeError as e:
         raise e.at_node(spec.id) from None
     except pw.PixelweaveError as e:
@@ -156,3 +164,10 @@ def _build_node(spec: NodeSpec, built: dict[str, BuiltNode]) -> BuiltNode:
         if why is not None:
             raise NodeError(f"build() produced a bad output: {why}", spec.id)
     return BuiltNode(spec, cls, params, outputs, dict(ctx.funcs), ctx.image_params, ctx.scalar_params)
+
+
+def _leaves(value: Any) -> list[pw.Param]:
+    """The Params of a run-time value (a Param, or nested tuples of them)."""
+    if isinstance(value, pw.Param):
+        return [value]
+    return [q for v in value for q in _leaves(v)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pixelweave.engine.ir.types import Type
 from pixelweave.nodes.errors import NodeError, ParameterError
 from pixelweave.nodes.parameters import Parameter
 from pixelweave.nodes.ports import Port
@@ -45,6 +46,11 @@ class NodeType:
     """Base of every node type. Subclasses set `category`, `inputs`, `outputs`, `params`
     and implement `build(ctx, **inputs_and_params)`, which returns a Value, or a dict of
     Values keyed by output port name when there are several outputs.
+
+    Parameters declared `runtime=True` reach build() as engine Params (see
+    nodes/runtime_params.py), or as plain values when a document is built with constants,
+    so build() computes with them through engine expressions only. Conditions on their
+    values that build() cannot test on a Param belong in `check_values`.
     """
 
     type_name: ClassVar[str] = ""
@@ -106,6 +112,34 @@ class NodeType:
         return {p.name: p.default for p in cls.params}
 
     @classmethod
+    def runtime_params(cls) -> tuple[Parameter, ...]:
+        """The parameters that are compiled as engine Params (changing them recompiles nothing)."""
+        return tuple(p for p in cls.params if p.runtime)
+
+    @classmethod
+    def runtime_type(cls, name: str, values: dict[str, Any]) -> Type:
+        """The engine type of run-time parameter `name`'s Params: f32, or i32 for an int
+        parameter. `values` are the node's checked parameters (an element choice may decide)."""
+        import pixelweave as pw
+
+        kind = next(p.kind for p in cls.params if p.name == name)
+        return pw.Int(32) if kind == "int" else pw.Float(32)
+
+    @classmethod
+    def runtime_param_name(cls, node_id: str, name: str) -> str:
+        """The base name of run-time parameter `name`'s Params on node node_id."""
+        from pixelweave.nodes.runtime_params import param_name
+
+        return param_name(node_id, name)
+
+    @classmethod
+    def check_values(cls, values: dict[str, Any]) -> list[str]:
+        """Problems of checked parameter values taken together (a white point below the black
+        point), one message each; none by default. Run on every check of the parameters,
+        so that a run-time edit is refused just as a rebuild would refuse it."""
+        return []
+
+    @classmethod
     def check_params(cls, given: dict[str, Any], *, complete: bool = False) -> dict[str, Any]:
         """Checked parameter values, defaults filled in; ParameterError on an unknown, missing
         (when `complete`) or bad value. Every problem is reported, one per line."""
@@ -126,6 +160,8 @@ class NodeType:
                 values[p.name] = p.check(given[p.name])
             except ParameterError as e:
                 problems.append(e.detail)
+        if not problems:
+            problems.extend(cls.check_values(values))
         if problems:
             raise ParameterError("; ".join(problems))
         return values

@@ -13,6 +13,7 @@ from typing import Any
 
 from pixelweave.nodes.errors import ParameterError
 
+RUNTIME_KINDS = ("int", "float", "colour", "matrix", "curve")
 KINDS = ("int", "float", "bool", "choice", "colour", "matrix", "curve", "expression", "string")
 
 
@@ -35,8 +36,14 @@ class Parameter:
     unit: str = ""
     doc: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    runtime: bool = False
 
     def __post_init__(self) -> None:
+        if self.runtime and self.kind not in RUNTIME_KINDS:
+            raise ValueError(
+                f"parameter `{self.name}`: a {self.kind} parameter cannot be run-time; run-time kinds are "
+                f"{', '.join(RUNTIME_KINDS)}"
+            )
         if self.kind not in KINDS:
             raise ValueError(f"parameter `{self.name}`: unknown kind {self.kind!r}; kinds are {', '.join(KINDS)}")
         if self.kind == "choice" and self.default not in self.choices:

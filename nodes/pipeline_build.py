@@ -17,6 +17,7 @@ from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec, _build_node
 from pixelweave.nodes.images import decode_image, read_image
 from pixelweave.nodes.ports import short_type_name
 from pixelweave.nodes.run import GraphRunner, output_sizes
+from pixelweave.nodes.runtime_params import runtime_values, structure_key
 from pixelweave.nodes.schedule_spec import apply_schedule, directives_of
 
 import pixelweave as pw
@@ -28,10 +29,29 @@ class BuiltDocument:
 
     document: Document
     graph: BuiltGraph
+    runtime_params: bool = True
     runner: GraphRunner = field(init=False)
+    structure: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.runner = GraphRunner(self.graph)
+        self.structure = structure_key(self.document)
+
+    def update(self, doc: Document) -> bool:
+        """Takes the run-time parameter values of doc when doc has this build's structure
+        (only run-time values, positions, name or description differ): its Params are set,
+        and nothing is rebuilt, lowered or compiled. False, with nothing changed, when doc
+        needs a new build (or this one holds constants). ParameterError on a bad value."""
+        if not self.runtime_params or structure_key(doc) != self.structure:
+            return False
+        values = runtime_values(doc)
+        missing = sorted(set(values) - set(self.graph.scalar_params))
+        if missing:
+            return False
+        for name, value in values.items():
+            self.graph.scalar_params[name].set(value)
+        self.document = doc
+        return True
 
     def pipeline(self) -> pw.Pipeline:
         """One engine Pipeline over every output, in document order."""
@@ -44,8 +64,14 @@ class BuiltDocument:
 
     @property
     def param_ids(self) -> list[str]:
-        """Ids of the run-time scalar parameters, in document order."""
-        return [n.id for n in self.document.nodes if n.id in self.graph.scalar_params]
+        """Names of the run-time Params, in document order: a scalar parameter node's is its
+        id, a node's run-time parameter's `<node id>__<parameter>` (see runtime_params.py)."""
+        return [
+            p.name
+            for n in self.document.nodes
+            if n.id in self.graph.nodes
+            for p in self.graph.nodes[n.id].scalar_params
+        ]
 
     @property
     def output_ids(self) -> list[str]:
@@ -118,15 +144,20 @@ class BuiltDocument:
         return result
 
 
-def build_document(doc: Document, *, source: str | None = None, check_lowering: bool = True) -> BuiltDocument:
+def build_document(
+    doc: Document, *, source: str | None = None, check_lowering: bool = True, runtime_params: bool = True
+) -> BuiltDocument:
     """Builds and schedules a document; DocumentError listing every problem (structure,
     parameters, connections, port types, schedules, and with `check_lowering` what lowering
-    the scheduled pipeline reveals)."""
+    the scheduled pipeline reveals). Run-time parameters become engine Params (their
+    document values the defaults) unless `runtime_params` is False: then they are
+    constants, as a pipeline specialized to these values."""
     source = source or (str(doc.path) if doc.path is not None else None)
     problems = doc._problems()
     blocked = {p.node for p in problems if p.kind == "node"}
     unscheduled = {p.node for p in problems if p.kind == "schedule"}
-    built = _build_nodes(doc, blocked, problems)
+    built = _build_nodes(doc, blocked, problems, runtime=runtime_params)
+    problems.extend(_name_clashes(built))
     graph = BuiltGraph(
         built,
         {p.name(): p for node in built.values() for p in node.image_params},
@@ -140,10 +171,31 @@ def build_document(doc: Document, *, source: str | None = None, check_lowering: 
         problems.extend(_lowering_problems(graph))
     if problems:
         raise DocumentError([_format(p) for p in problems], source)
-    return BuiltDocument(doc, graph)
+    return BuiltDocument(doc, graph, runtime_params)
 
 
-def _build_nodes(doc: Document, blocked: set[str | None], problems: list[Problem]) -> dict[str, BuiltNode]:
+def _name_clashes(built: dict[str, BuiltNode]) -> list[Problem]:
+    """A node id equal to another node's run-time Param name (`a__gain`) would make two
+    pipeline inputs of one name."""
+    owners: dict[str, str] = {}
+    problems = []
+    for node_id, node in built.items():
+        for name in [p.name() for p in node.image_params] + [p.name for p in node.scalar_params]:
+            if name in owners and owners[name] != node_id:
+                problems.append(
+                    Problem(
+                        node_id,
+                        "node",
+                        f"its input `{name}` has the name of an input of node `{owners[name]}`; rename one",
+                    )
+                )
+            owners.setdefault(name, node_id)
+    return problems
+
+
+def _build_nodes(
+    doc: Document, blocked: set[str | None], problems: list[Problem], *, runtime: bool = True
+) -> dict[str, BuiltNode]:
     """Builds every buildable node once its sources are built (a node whose source failed
     is skipped silently: the source's problem is the one to fix)."""
     specs = [
@@ -162,7 +214,7 @@ def _build_nodes(doc: Document, blocked: set[str | None], problems: list[Problem
                 failed.add(spec.id)
             elif all(s in built for s in sources):
                 try:
-                    built[spec.id] = _build_node(spec, built)
+                    built[spec.id] = _build_node(spec, built, runtime)
                 except NodeError as e:
                     problems.append(Problem(spec.id, "node", e.detail))
                     failed.add(spec.id)

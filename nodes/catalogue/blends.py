@@ -98,7 +98,9 @@ class Blend(NodeType):
     )
     params = (
         Parameter("mode", "choice", "normal", choices=(*MODES, "dissolve"), doc="the blend mode"),
-        Parameter("opacity", "float", 1.0, minimum=0.0, maximum=1.0, doc="how much of the blended result to use"),
+        Parameter(
+            "opacity", "float", 1.0, minimum=0.0, maximum=1.0, doc="how much of the blended result to use", runtime=True
+        ),
     )
 
     def build(

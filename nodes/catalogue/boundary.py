@@ -39,6 +39,7 @@ class BoundaryCondition(NodeType):
             minimum=0.0,
             maximum=1.0,
             doc="the level outside the image in mode constant, 1 being white (255 for u8, 65535 for u16)",
+            runtime=True,
         ),
     )
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
+from typing import Any
 
 from pixelweave.engine.ir.expr import Expr
 from pixelweave.engine.ir.types import Type
@@ -66,10 +67,15 @@ def _mean(values: list[Expr], t: Type) -> Expr:
     return (total + n // 2) / n
 
 
-def _weight(w: float, t: Type) -> float:
+def _weight(w: float | Expr, t: Type) -> float | Expr:
     """A weight as applied to an image of type t: as given for floats, a multiple of 2^-24
-    for integers (so that products with 16-bit values and their sums are exact in f64)."""
-    return w if t.is_float() else round(w * 2**24) / 2**24
+    for integers (so that products with 16-bit values and their sums are exact in f64);
+    a run-time weight (an Expr) is rounded by the generated code."""
+    if t.is_float():
+        return w
+    if isinstance(w, Expr):
+        return pw.round(pw.cast(pw.Float(64), w) * float(2**24)) * (1.0 / 2**24)
+    return round(w * 2**24) / 2**24
 
 
 def _channel_gains(c: pw.Var, gains: tuple[float, float, float]) -> Expr:
@@ -161,9 +167,9 @@ class WhiteBalance(NodeType):
     inputs = (Port("image", "colour", "number"),)
     outputs = (Port("out", "colour"),)
     params = (
-        Parameter("red", "float", 1.0, minimum=0, maximum=16, doc="gain of the red channel"),
-        Parameter("green", "float", 1.0, minimum=0, maximum=16, doc="gain of the green channel"),
-        Parameter("blue", "float", 1.0, minimum=0, maximum=16, doc="gain of the blue channel"),
+        Parameter("red", "float", 1.0, minimum=0, maximum=16, doc="gain of the red channel", runtime=True),
+        Parameter("green", "float", 1.0, minimum=0, maximum=16, doc="gain of the green channel", runtime=True),
+        Parameter("blue", "float", 1.0, minimum=0, maximum=16, doc="gain of the blue channel", runtime=True),
     )
 
     def build(self, ctx: BuildContext, image: Value, red: float, green: float, blue: float) -> Value:
@@ -201,12 +207,18 @@ class ColourMatrix(NodeType):
             doc="3 rows (output red, green, blue) of 3 weights of the input red, green and blue, "
             "and optionally a fourth column: an offset",
             extra={"max_size": 4},
+            runtime=True,
         ),
     )
 
-    def build(self, ctx: BuildContext, image: Value, matrix: tuple[tuple[float, ...], ...]) -> Value:
+    @classmethod
+    def check_values(cls, values: dict[str, Any]) -> list[str]:
+        matrix = values["matrix"]
         if len(matrix) != 3 or len(matrix[0]) not in (3, 4):
-            raise ctx.error(f"the matrix must be 3x3 or 3x4 (3 rows), got {len(matrix)} rows of {len(matrix[0])}")
+            return [f"the matrix must be 3x3 or 3x4 (3 rows), got {len(matrix)} rows of {len(matrix[0])}"]
+        return []
+
+    def build(self, ctx: BuildContext, image: Value, matrix: tuple[tuple[Any, ...], ...]) -> Value:
         x, y, c = ctx.x, ctx.y, ctx.c
         t = image.type
         # Integers are mixed in f64 with weights that are multiples of 2^-24: every product

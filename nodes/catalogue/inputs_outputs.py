@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from pixelweave.engine.ir.expr import Expr
+from pixelweave.engine.ir.types import Type
 from pixelweave.nodes.context import BuildContext
 from pixelweave.nodes.convert import convert, type_named
 from pixelweave.nodes.node_type import NodeType
@@ -46,16 +48,27 @@ class Constant(NodeType):
     category = CATEGORY
     outputs = (Port("out", "scalar"),)
     params = (
-        Parameter("value", "float", 0.5, doc="the constant"),
+        Parameter("value", "float", 0.5, doc="the constant", runtime=True),
         Parameter("element", "choice", "f32", choices=("f32", "u8", "u16", "i32"), doc="its element type"),
     )
 
-    def build(self, ctx: BuildContext, value: float, element: str) -> Value:
+    @classmethod
+    def check_values(cls, values: dict[str, Any]) -> list[str]:
+        value, element = values["value"], values["element"]
+        if not type_named(element).is_float() and not float(value).is_integer():
+            return [f"the value {value} is not an integer, but the element type is {element}"]
+        if not type_named(element).can_represent(int(value)) and not type_named(element).is_float():
+            return [f"the value {value:g} does not fit the element type {element}"]
+        return []
+
+    @classmethod
+    def runtime_type(cls, name: str, values: dict[str, Any]) -> Type:
+        return type_named(values["element"])
+
+    def build(self, ctx: BuildContext, value: float | Expr, element: str) -> Value:
         t = type_named(element)
-        if not t.is_float() and not float(value).is_integer():
-            raise ctx.error(f"the value {value} is not an integer, but the element type is {element}")
         f = ctx.func("out")
-        f[()] = pw.cast(t, value if t.is_float() else int(value))
+        f[()] = value if isinstance(value, Expr) else pw.cast(t, value if t.is_float() else int(value))
         return Value(f, "scalar", ())
 
 
@@ -66,18 +79,35 @@ class ScalarParameter(NodeType):
     category = CATEGORY
     outputs = (Port("out", "scalar"),)
     params = (
-        Parameter("value", "float", 1.0, doc="the default value"),
+        Parameter("value", "float", 1.0, doc="the default value", runtime=True),
         Parameter("minimum", "float", 0.0, doc="the smallest allowed value"),
         Parameter("maximum", "float", 1.0, doc="the largest allowed value"),
         Parameter("element", "choice", "f32", choices=("f32", "i32"), doc="float or integer"),
     )
 
-    def build(self, ctx: BuildContext, value: float, minimum: float, maximum: float, element: str) -> Value:
+    @classmethod
+    def check_values(cls, values: dict[str, Any]) -> list[str]:
+        value, minimum, maximum = values["value"], values["minimum"], values["maximum"]
         if not minimum <= value <= maximum:
-            raise ctx.error(f"the value {value:g} is outside [{minimum:g}, {maximum:g}]")
+            return [f"the value {value:g} is outside [{minimum:g}, {maximum:g}]"]
+        return []
+
+    @classmethod
+    def runtime_type(cls, name: str, values: dict[str, Any]) -> Type:
+        return type_named(values["element"])
+
+    @classmethod
+    def runtime_param_name(cls, node_id: str, name: str) -> str:
+        return node_id  # `--param ID=VALUE`: the node is the parameter
+
+    def build(self, ctx: BuildContext, value: float | pw.Param, minimum: float, maximum: float, element: str) -> Value:
         t = type_named(element)
         cast = float if t.is_float() else int
-        p = ctx.scalar_param(t, cast(value), cast(minimum), cast(maximum))
+        if isinstance(value, pw.Param):
+            value.set_range(cast(minimum), cast(maximum))
+            p: Expr = value
+        else:
+            p = pw.cast(t, cast(value))
         f = ctx.func("out")
         f[()] = p
         return Value(f, "scalar", ())

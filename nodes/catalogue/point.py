@@ -9,8 +9,8 @@ nearest and saturate.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pixelweave.engine.ir.expr import Expr
 from pixelweave.engine.ir.types import Type
@@ -156,7 +156,7 @@ class ArithmeticConstant(NodeType):
 
     category = CATEGORY
     inputs = (IMAGE,)
-    params = (OPERATION, Parameter("value", "float", 0.0, doc="the constant b in `image op b`"))
+    params = (OPERATION, Parameter("value", "float", 0.0, doc="the constant b in `image op b`", runtime=True))
 
     def build(self, ctx: BuildContext, image: Value, operation: str, value: float) -> Value:
         b = pw.f32(value)
@@ -231,8 +231,24 @@ class BrightnessContrast(NodeType):
     category = CATEGORY
     inputs = (IMAGE,)
     params = (
-        Parameter("brightness", "float", 0.0, minimum=-1, maximum=1, doc="added after the contrast, in full scale"),
-        Parameter("contrast", "float", 1.0, minimum=0, maximum=10, doc="slope around mid-gray: 1 keeps, 0 flattens"),
+        Parameter(
+            "brightness",
+            "float",
+            0.0,
+            minimum=-1,
+            maximum=1,
+            doc="added after the contrast, in full scale",
+            runtime=True,
+        ),
+        Parameter(
+            "contrast",
+            "float",
+            1.0,
+            minimum=0,
+            maximum=10,
+            doc="slope around mid-gray: 1 keeps, 0 flattens",
+            runtime=True,
+        ),
     )
 
     def build(self, ctx: BuildContext, image: Value, brightness: float, contrast: float) -> Value:
@@ -248,7 +264,9 @@ class Gamma(NodeType):
 
     category = CATEGORY
     inputs = (IMAGE,)
-    params = (Parameter("gamma", "float", 2.2, minimum=0.01, maximum=10, doc="the gamma; 1 changes nothing"),)
+    params = (
+        Parameter("gamma", "float", 2.2, minimum=0.01, maximum=10, doc="the gamma; 1 changes nothing", runtime=True),
+    )
 
     def build(self, ctx: BuildContext, image: Value, gamma: float) -> Value:
         return tone(ctx, image, lambda v: pw.pow(pw.max(v, 0.0), 1.0 / gamma))
@@ -265,26 +283,48 @@ class Levels(NodeType):
     category = CATEGORY
     inputs = (IMAGE,)
     params = (
-        Parameter("in_black", "float", 0.0, minimum=0, maximum=1, doc="input value that becomes the output black"),
-        Parameter("in_white", "float", 1.0, minimum=0, maximum=1, doc="input value that becomes the output white"),
-        Parameter("gamma", "float", 1.0, minimum=0.01, maximum=10, doc="mid-tone gamma; above 1 brightens"),
-        Parameter("out_black", "float", 0.0, minimum=0, maximum=1, doc="darkest output value"),
-        Parameter("out_white", "float", 1.0, minimum=0, maximum=1, doc="brightest output value"),
+        Parameter(
+            "in_black",
+            "float",
+            0.0,
+            minimum=0,
+            maximum=1,
+            doc="input value that becomes the output black",
+            runtime=True,
+        ),
+        Parameter(
+            "in_white",
+            "float",
+            1.0,
+            minimum=0,
+            maximum=1,
+            doc="input value that becomes the output white",
+            runtime=True,
+        ),
+        Parameter(
+            "gamma", "float", 1.0, minimum=0.01, maximum=10, doc="mid-tone gamma; above 1 brightens", runtime=True
+        ),
+        Parameter("out_black", "float", 0.0, minimum=0, maximum=1, doc="darkest output value", runtime=True),
+        Parameter("out_white", "float", 1.0, minimum=0, maximum=1, doc="brightest output value", runtime=True),
     )
+
+    @classmethod
+    def check_values(cls, values: dict[str, Any]) -> list[str]:
+        in_black, in_white = values["in_black"], values["in_white"]
+        if in_white <= in_black:
+            return [f"the input white point ({in_white:g}) must be above the input black point ({in_black:g})"]
+        return []
 
     def build(
         self,
         ctx: BuildContext,
         image: Value,
-        in_black: float,
-        in_white: float,
-        gamma: float,
-        out_black: float,
-        out_white: float,
+        in_black: Expr,
+        in_white: Expr,
+        gamma: Expr,
+        out_black: Expr,
+        out_white: Expr,
     ) -> Value:
-        if in_white <= in_black:
-            raise ctx.error(f"the input white point ({in_white:g}) must be above the input black point ({in_black:g})")
-
         def levels(v: Expr) -> Expr:
             t = pw.clamp((v - in_black) * (1.0 / (in_white - in_black)), 0.0, 1.0)
             return out_black + (out_white - out_black) * pw.pow(t, 1.0 / gamma)
@@ -302,7 +342,15 @@ class Threshold(NodeType):
     category = CATEGORY
     inputs = (IMAGE,)
     params = (
-        Parameter("threshold", "float", 0.5, minimum=0, maximum=1, doc="the level, in full scale, that becomes white"),
+        Parameter(
+            "threshold",
+            "float",
+            0.5,
+            minimum=0,
+            maximum=1,
+            doc="the level, in full scale, that becomes white",
+            runtime=True,
+        ),
     )
 
     def build(self, ctx: BuildContext, image: Value, threshold: float) -> Value:
@@ -311,7 +359,7 @@ class Threshold(NodeType):
         if t.is_float():
             return ctx.pointwise("out", lambda v: pw.select(v >= threshold, white, black), image)
         # the smallest integer at or above the threshold (at most full scale): an exact compare
-        level = pw.cast(t, math.ceil(threshold * full_scale(t)))
+        level = pw.cast(t, pw.ceil(pw.f32(threshold) * float(full_scale(t))))
         return ctx.pointwise("out", lambda v: pw.select(v >= level, white, black), image)
 
 
@@ -354,6 +402,7 @@ class LookupTable(NodeType):
             "curve",
             [[0.0, 0.0], [1.0, 1.0]],
             doc="points [input, output] with increasing input; identity by default",
+            runtime=True,
         ),
     )
 

@@ -213,8 +213,8 @@ class Crop(NodeType):
     category = CATEGORY
     inputs = (Port("image", "image", "any"),)
     params = (
-        Parameter("x", "int", 0, minimum=0, maximum=65535, unit="px", doc="left edge"),
-        Parameter("y", "int", 0, minimum=0, maximum=65535, unit="px", doc="top edge"),
+        Parameter("x", "int", 0, minimum=0, maximum=65535, unit="px", doc="left edge", runtime=True),
+        Parameter("y", "int", 0, minimum=0, maximum=65535, unit="px", doc="top edge", runtime=True),
         Parameter("width", "int", 128, minimum=1, maximum=65535, unit="px", doc="width of the rectangle"),
         Parameter("height", "int", 128, minimum=1, maximum=65535, unit="px", doc="height of the rectangle"),
     )
@@ -248,7 +248,9 @@ class Pad(NodeType):
             doc="what fills the border: clamp (repeat the edge pixel), constant (the fill value), "
             "wrap (tile the image), mirror (abc|cba), mirror_interior (abc|ba)",
         ),
-        Parameter("fill", "float", 0.0, minimum=0, maximum=1, doc="the constant border, 1 = white (full scale)"),
+        Parameter(
+            "fill", "float", 0.0, minimum=0, maximum=1, doc="the constant border, 1 = white (full scale)", runtime=True
+        ),
     )
 
     def build(
@@ -435,8 +437,16 @@ class LocalLaplacian(NodeType):
     params = (
         Parameter("levels", "int", 8, minimum=1, maximum=12, doc="pyramid levels J"),
         Parameter("intensity_levels", "int", 8, minimum=2, maximum=32, doc="reference intensities K"),
-        Parameter("alpha", "float", 1.0, minimum=-2, maximum=10, doc="detail enhancement (0: none)"),
-        Parameter("beta", "float", 1.0, minimum=0, maximum=2, doc="tone: < 1 compresses, > 1 expands large steps"),
+        Parameter("alpha", "float", 1.0, minimum=-2, maximum=10, doc="detail enhancement (0: none)", runtime=True),
+        Parameter(
+            "beta",
+            "float",
+            1.0,
+            minimum=0,
+            maximum=2,
+            doc="tone: < 1 compresses, > 1 expands large steps",
+            runtime=True,
+        ),
     )
 
     def build(

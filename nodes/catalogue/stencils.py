@@ -13,6 +13,7 @@ import functools
 import math
 import operator
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pixelweave.engine.ir.expr import Expr
 from pixelweave.engine.ir.types import Type
@@ -80,10 +81,14 @@ def _fraction_bits(t: Type, passes: int = 1, gain: float = 1.0) -> int:
     return max(8, min(24, spare // passes))
 
 
-def _quantize(w: float, t: Type, bits: int) -> float:
+def _quantize(w: float | Expr, t: Type, bits: int) -> float | Expr:
     """A weight as used on an image of type t: unchanged for floats, a multiple of 2^-bits
-    for integers."""
-    return w if t.is_float() else round(w * 2**bits) / 2**bits
+    for integers (rounded by the generated code for a run-time weight, an Expr)."""
+    if t.is_float():
+        return w
+    if isinstance(w, Expr):
+        return pw.round(pw.cast(F64, w) * float(2**bits)) * (1.0 / 2**bits)
+    return round(w * 2**bits) / 2**bits
 
 
 def _narrow(e: Expr, t: Type) -> Expr:
@@ -101,8 +106,13 @@ def _mid_grey(t: Type) -> float:
 
 
 def _weighted_sum(read: Callable[[int, int], Expr], taps: Taps) -> Expr:
-    """sum of w * read(dx, dy) over the taps, skipping zero weights and multiplications by 1."""
-    terms = [read(dx, dy) if w == 1 else read(dx, dy) * w for dx, dy, w in taps if w != 0]
+    """sum of w * read(dx, dy) over the taps, skipping zero weights and multiplications by 1
+    (a run-time weight, an Expr, is always multiplied)."""
+    terms = [
+        read(dx, dy) * w if isinstance(w, Expr) else read(dx, dy) if w == 1 else read(dx, dy) * w
+        for dx, dy, w in taps
+        if isinstance(w, Expr) or w != 0
+    ]
     if not terms:
         return read(0, 0) * 0.0
     return functools.reduce(operator.add, terms)
@@ -155,13 +165,16 @@ def _gaussian(ctx: BuildContext, src: Value, sigma: float, full_scale_float: boo
     return blur_y
 
 
-def _stencil(ctx: BuildContext, image: Value, boundary: str, taps: Taps, offset: float = 0.0) -> Value:
+def _stencil(
+    ctx: BuildContext, image: Value, boundary: str, taps: Taps, offset: float = 0.0, gain: float | None = None
+) -> Value:
     """out = offset + sum of w * image(x + dx, y + dy) per channel, in the accumulator type
-    (weights quantized for integer images), narrowed back to the image's type."""
+    (weights quantized for integer images), narrowed back to the image's type. `gain`
+    bounds the sum of the weights' magnitudes; it is needed when weights are run-time."""
     src = ctx.bounded(image, boundary)
     args = ctx.args(image)
     t = image.type
-    bits = _fraction_bits(t, gain=sum(abs(w) for _, _, w in taps) + 1)
+    bits = _fraction_bits(t, gain=(gain if gain is not None else sum(abs(w) for _, _, w in taps)) + 1)
     total = _weighted_sum(_reader(src, args, _accumulator(t)), [(dx, dy, _quantize(w, t, bits)) for dx, dy, w in taps])
     out = ctx.func("out")
     out[args] = _narrow(total + offset if offset else total, t)
@@ -249,12 +262,15 @@ class Sharpen(NodeType):
 
     category = CATEGORY
     inputs = (Port("image", "image", "number"),)
-    params = (Parameter("amount", "float", 1.0, minimum=0, maximum=10, doc="strength a of the sharpening"), BOUNDARY)
+    params = (
+        Parameter("amount", "float", 1.0, minimum=0, maximum=10, doc="strength a of the sharpening", runtime=True),
+        BOUNDARY,
+    )
 
     def build(self, ctx: BuildContext, image: Value, amount: float, boundary: str) -> Value:
         a = amount
         taps = [(0, 0, 1 + 4 * a), (-1, 0, -a), (1, 0, -a), (0, -1, -a), (0, 1, -a)]
-        return _stencil(ctx, image, boundary, taps)
+        return _stencil(ctx, image, boundary, taps, gain=1 + 8 * self.params[0].maximum)
 
 
 class UnsharpMask(NodeType):
@@ -269,8 +285,16 @@ class UnsharpMask(NodeType):
     inputs = (Port("image", "image", "number"),)
     params = (
         Parameter("sigma", "float", 2.0, minimum=0.1, maximum=30, unit="px", doc="radius of the blur"),
-        Parameter("amount", "float", 1.0, minimum=0, maximum=10, doc="how much of the detail to add"),
-        Parameter("threshold", "float", 0.0, minimum=0, maximum=1, doc="smallest detail sharpened, 0..1 of white"),
+        Parameter("amount", "float", 1.0, minimum=0, maximum=10, doc="how much of the detail to add", runtime=True),
+        Parameter(
+            "threshold",
+            "float",
+            0.0,
+            minimum=0,
+            maximum=1,
+            doc="smallest detail sharpened, 0..1 of white",
+            runtime=True,
+        ),
         BOUNDARY,
     )
 
@@ -317,7 +341,7 @@ class Emboss(NodeType):
         Parameter(
             "direction", "choice", "north_west", choices=tuple(EMBOSS_DIRECTIONS), doc="where the light comes from"
         ),
-        Parameter("strength", "float", 1.0, minimum=0, maximum=10, doc="scale of the relief"),
+        Parameter("strength", "float", 1.0, minimum=0, maximum=10, doc="scale of the relief", runtime=True),
         BOUNDARY,
     )
 
@@ -329,7 +353,7 @@ class Emboss(NodeType):
             for i in (-1, 0, 1)
             if i * dx + j * dy != 0
         ]
-        return _stencil(ctx, image, boundary, taps, offset=_mid_grey(image.type))
+        return _stencil(ctx, image, boundary, taps, offset=_mid_grey(image.type), gain=8 * self.params[1].maximum)
 
 
 # ---------------------------------------------------------------------------- derivatives
@@ -510,7 +534,9 @@ class HarrisCorners(NodeType):
     inputs = (Port("image", "image", "number"),)
     outputs = (Port("out", "gray", "f32"),)
     params = (
-        Parameter("k", "float", 0.04, minimum=0, maximum=0.25, doc="weight of trace^2 (Harris' sensitivity)"),
+        Parameter(
+            "k", "float", 0.04, minimum=0, maximum=0.25, doc="weight of trace^2 (Harris' sensitivity)", runtime=True
+        ),
         BOUNDARY,
     )
 
@@ -566,11 +592,27 @@ class CannyEdges(NodeType):
     outputs = (Port("out", "gray", "u8"),)
     params = (
         Parameter("sigma", "float", 1.0, minimum=0.1, maximum=10, unit="px", doc="blur before differentiation"),
-        Parameter("low", "float", 0.1, minimum=0, maximum=8, doc="weak edge threshold on the gradient magnitude"),
-        Parameter("high", "float", 0.2, minimum=0, maximum=8, doc="strong edge threshold on the gradient magnitude"),
+        Parameter(
+            "low", "float", 0.1, minimum=0, maximum=8, doc="weak edge threshold on the gradient magnitude", runtime=True
+        ),
+        Parameter(
+            "high",
+            "float",
+            0.2,
+            minimum=0,
+            maximum=8,
+            doc="strong edge threshold on the gradient magnitude",
+            runtime=True,
+        ),
         Parameter("hysteresis_steps", "int", 4, minimum=0, maximum=64, doc="how far edges grow along weak pixels"),
         BOUNDARY,
     )
+
+    @classmethod
+    def check_values(cls, values: dict[str, Any]) -> list[str]:
+        if values["low"] > values["high"]:
+            return [f"the low threshold {values['low']:g} is above the high threshold {values['high']:g}"]
+        return []
 
     def build(
         self,
@@ -582,8 +624,6 @@ class CannyEdges(NodeType):
         hysteresis_steps: int,
         boundary: str,
     ) -> Value:
-        if low > high:
-            raise ctx.error(f"the low threshold {low:g} is above the high threshold {high:g}")
         x, y = ctx.x, ctx.y
         blurred = _gaussian(ctx, ctx.bounded(image, boundary), sigma, full_scale_float=True)
 
