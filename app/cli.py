@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import sys
 import threading
@@ -83,7 +84,8 @@ def make_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="value of run-time parameter node NAME (default: the document's); repeatable",
+        help="value of a run-time parameter (default: the document's): NODE.PARAM=VALUE for a node's parameter "
+        "(a JSON list for a colour, curve or matrix), or the Param's NAME as `inspect` lists it; repeatable",
     )
     target = _Parser(add_help=False)
     target.add_argument("--target", default="host", help="code generation target (default: host)")
@@ -136,6 +138,14 @@ def make_parser() -> argparse.ArgumentParser:
     export.add_argument("--name", metavar="NAME", help="C name of the entry point (default: from the document)")
     export.add_argument(
         "--python", action="store_true", help="also write NAME.py, a module calling the library on NumPy arrays"
+    )
+    export.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="documented default of a run-time parameter argument (otherwise the document's value), named as for "
+        "run; repeatable",
     )
     export.set_defaults(handler=cmd_export)
 
@@ -276,10 +286,47 @@ def _inputs(built: Any, items: list[str]) -> dict[str, str]:
     return given
 
 
+def _node_param(built: Any, name: str, text: str) -> dict[str, int | float]:
+    """--param NODE.PARAM=VALUE: the Param values of a node's run-time parameter, checked as
+    the document checks it (range, kind, and together with the node's other values)."""
+    from pixelweave.nodes.errors import ParameterError
+    from pixelweave.nodes.node_type import node_type
+    from pixelweave.nodes.runtime_params import node_runtime_values
+
+    node_id, _, param = name.partition(".")
+    doc = built.document
+    if not doc.has_node(node_id):
+        raise UsageError(f"--param {name}: the document has no node `{node_id}`")
+    node = doc.node(node_id)
+    cls = node_type(node.type)
+    declared = {p.name: p for p in cls.params}
+    if param not in declared:
+        known = ", ".join(p.name for p in cls.runtime_params()) or "none"
+        raise UsageError(f"--param {name}: a {cls.type_name} node has no parameter `{param}` (run-time ones: {known})")
+    if not declared[param].runtime:
+        raise UsageError(
+            f"--param {name}: `{param}` changes the structure of the pipeline, so it is not a run-time parameter; "
+            "change it in the document"
+        )
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise UsageError(f"--param {name}: {text!r} is not a number or a JSON list") from None
+    try:
+        values = cls.check_params({**node.params, param: value})
+    except ParameterError as e:
+        raise UsageError(f"--param {name}: {e.detail}") from None
+    base = cls.runtime_param_name(node_id, param)
+    return {k: v for k, v in node_runtime_values(cls, node_id, values).items() if k == base or k.startswith(base + "_")}
+
+
 def _params(built: Any, items: list[str]) -> dict[str, int | float]:
-    """--param values checked against the parameter nodes' types and ranges."""
+    """--param values checked against the parameters' types and ranges."""
     values: dict[str, int | float] = {}
     for name, text in _pairs(items, "--param").items():
+        if "." in name:
+            values.update(_node_param(built, name, text))
+            continue
         p = built.graph.scalar_params.get(name)
         if p is None:
             known = ", ".join(built.param_ids) or "none"
@@ -291,7 +338,8 @@ def _params(built: Any, items: list[str]) -> dict[str, int | float]:
             raise UsageError(f"--param {name}: {text!r} is not {'a number' if is_float else 'an integer'}") from None
         lo, hi = p.range
         if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise UsageError(f"--param {name}={text} is outside its range [{lo:g}, {hi:g}]")
+            shown = f"[{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}]"
+            raise UsageError(f"--param {name}={text} is outside its range {shown}")
         values[name] = value
     return values
 
@@ -440,6 +488,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     from pixelweave.nodes.export import default_export_name, export_library, export_name_problem, export_python_module
 
     built = _open(args.doc)
+    for param_name, value in _params(built, args.param).items():
+        built.graph.scalar_params[param_name].set(value)  # the exported arguments' defaults
     name = args.name or default_export_name(built.document.name or Path(args.doc).stem)
     problem = export_name_problem(name, "python" if args.python else "library")
     if problem:

@@ -56,12 +56,18 @@ def tone(ctx: BuildContext, image: Value, fn: Callable[[Expr], Expr], local_name
 
 def piecewise_linear(points: Sequence[tuple[float, float]], x: Expr) -> Expr:
     """The piecewise-linear curve through `points` at x, flat beyond the first and last
-    point (as numpy.interp)."""
-    args: list = [x <= points[0][0], points[0][1]]
+    point (as numpy.interp). Run-time points (f64 Params) give the same f32 arithmetic as
+    constant ones: slopes in f64, then every coefficient rounded to x's type."""
+    t = x.type()
+
+    def coefficient(v: Expr | float) -> Expr | float:
+        return pw.cast(t, v) if isinstance(v, Expr) else v
+
+    args: list = [x <= coefficient(points[0][0]), coefficient(points[0][1])]
     for (xa, ya), (xb, yb) in itertools.pairwise(points):
-        slope = (yb - ya) / (xb - xa)
-        args += [x <= xb, ya + (x - xa) * slope]
-    args.append(points[-1][1])
+        slope = coefficient((yb - ya) / (xb - xa))
+        args += [x <= coefficient(xb), coefficient(ya) + (x - coefficient(xa)) * slope]
+    args.append(coefficient(points[-1][1]))
     return pw.select(*args)
 
 
@@ -406,7 +412,11 @@ class LookupTable(NodeType):
         ),
     )
 
-    def build(self, ctx: BuildContext, image: Value, curve: tuple[tuple[float, float], ...]) -> Value:
+    @classmethod
+    def runtime_type(cls, name: str, values: dict[str, Any]) -> Type:
+        return pw.Float(64)  # the slopes are computed from the points in f64, as for constant points
+
+    def build(self, ctx: BuildContext, image: Value, curve: tuple[tuple[Any, Any], ...]) -> Value:
         t = image.type
         size = TABLE_SIZES.get(short_type_name(t))
         if size is None:

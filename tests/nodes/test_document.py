@@ -163,10 +163,11 @@ def test_build_problems_are_reported_with_structure_problems(folder):
         node("bad", "box_blur", {"radius": 0, "boundary": "clamp"}, {"image": "input.out"}),
     ]
     problems = _problems(write_document(folder / "doc.json", data))
+    # conditions on several values (NodeType.check_values) are checked with the parameters, in node order
     assert problems == [
-        "node `bad`: parameter `radius` is 0 px, outside its range [1, 50]",
         "node `limits`: the value 5 is outside [0, 1]",
         "node `odd`: the value 0.5 is not an integer, but the element type is u8",
+        "node `bad`: parameter `radius` is 0 px, outside its range [1, 50]",
     ]
 
 
