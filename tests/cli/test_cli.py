@@ -109,6 +109,51 @@ def test_run_usage_errors(work, capsys, extra, message):
     assert message in err and err.count("\n") == 1
 
 
+def _toned(work: Path) -> Path:
+    """input -> gamma (`tone`) -> white balance (`wb`, via gray_to_rgb) -> result."""
+    data = blur_document()
+    data["nodes"] = [n for n in data["nodes"] if n["type"] == "image_input"] + [
+        node("tone", "gamma", {"gamma": 2.2}, {"image": "input.out"}),
+        node("rgb", "gray_to_rgb", {}, {"image": "tone.out"}),
+        node("wb", "colour_matrix", {"matrix": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]}, {"image": "rgb.out"}),
+        node("result", "output", {"element": "u8", "scale": True}, {"image": "wb.out"}),
+    ]
+    return write_document(work / "toned.json", data)
+
+
+def test_run_with_node_parameters_at_run_time(work):
+    doc = _toned(work)
+    image = _read_gray(work / "gray.png")
+    swap = "[[0, 0, 0], [0, 1, 0], [0, 0, 0.5]]"
+    assert (
+        main(["run", str(doc), "--param", "tone.gamma=1", "--param", f"wb.matrix={swap}", "-o", str(work / "o.png")])
+        == 0
+    )
+    got = _read_planar(work / "o.png").astype(int)
+    assert (got[0] == 0).all() and (got[1] == image).all()
+    assert np.abs(got[2] - np.rint(image * 0.5)).max() <= 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ["--param", "tone.sigma=1"],
+            "--param tone.sigma: a gamma node has no parameter `sigma` (run-time ones: gamma)",
+        ),
+        (["--param", "nope.gamma=1"], "--param nope.gamma: the document has no node `nope`"),
+        (["--param", "tone.gamma=fast"], "--param tone.gamma: 'fast' is not a number or a JSON list"),
+        (["--param", "tone.gamma=0"], "--param tone.gamma: parameter `gamma` is 0, outside its range [0.01, 10]"),
+        (["--param", "wb.matrix=[[1, 0], [0, 1], [1, 1]]"], "--param wb.matrix: the matrix must be 3x3 or 3x4"),
+        (["--param", 'input.layout="gray"'], "--param input.layout: `layout` changes the structure of the pipeline"),
+        (["--param", "tone__gamma=0.001"], "--param tone__gamma=0.001 is outside its range [0.01, 10]"),
+    ],
+)
+def test_node_parameter_usage_errors(work, capsys, extra, message):
+    assert main(["run", str(_toned(work)), *extra, "--output", str(work / "o.png")]) == 2
+    assert message in _error(capsys)
+
+
 def test_several_outputs_need_a_directory(work, capsys):
     (work / "file.png").write_bytes(b"")
     assert main(["run", str(_two_outputs(work)), "--output", str(work / "file.png")]) == 2
@@ -319,7 +364,11 @@ def test_python_dash_m_app_runs(work):
     assert done.returncode == 0, done.stderr
     np.testing.assert_array_equal(_read_gray(work / "p.png"), numpy_box_blur(_read_gray(work / "gray.png"), 2))
     done = subprocess.run(
-        [sys.executable, "-m", "pixelweave", "run", str(work / "gray.json")], capture_output=True, text=True, env=env, cwd=ROOT
+        [sys.executable, "-m", "pixelweave", "run", str(work / "gray.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
     )
     assert done.returncode == 2
     assert done.stderr.startswith("pixelweave: error: the following arguments are required: --output")

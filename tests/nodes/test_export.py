@@ -152,3 +152,57 @@ def test_cli_export_with_python_module(tmp_path, capsys):
         {"input": image})["result"])  # fmt: skip
     assert main(["export", str(doc), "--out", str(out), "--name", "numpy", "--python"]) == 2
     assert "--name: 'numpy' cannot name a Python module" in capsys.readouterr().err
+
+
+def _toned_document() -> dict:
+    """input -> gamma (`tone`, a run-time parameter) -> threshold (`cut`) -> result."""
+    data = blur_document(radius=1)
+    data["nodes"] = [n for n in data["nodes"] if n["type"] == "image_input"] + [
+        node("tone", "gamma", {"gamma": 2.2}, {"image": "input.out"}),
+        node("cut", "threshold", {"threshold": 0.5}, {"image": "tone.out"}),
+        node("result", "output", {"element": "u8", "scale": True}, {"image": "cut.out"}),
+    ]
+    return data
+
+
+def test_runtime_parameters_are_arguments_with_the_documents_values_as_defaults(tmp_path):
+    write_samples(tmp_path)
+    doc = Document.from_json(_toned_document())
+    doc.path = tmp_path / "doc.json"
+    built = build_document(doc)
+    library = export_library(built, tmp_path / "c", "toned", "host")
+    assert "int32_t toned(const pw_buffer_t *input, float tone__gamma, float cut__threshold, pw_buffer_t *" in (
+        library.usage
+    )
+    assert "tone__gamma (float, default 2.2)" in library.usage
+    result = export_python_module(built, tmp_path / "py", "toned_module", "host")
+    assert "toned_module.run(input, tone__gamma=2.2, cut__threshold=0.5)" in result.usage
+    image = built.sample_inputs()["input"][:24, :32].copy()
+    # the defaults are the document's values; new values agree with a build holding them as constants
+    default = _run_module(tmp_path / "py", "toned_module", {"image": image}, "toned_module.run(args['image'])")
+    np.testing.assert_array_equal(default["result"], built.run({"input": image})["result"])
+    changed = _run_module(
+        tmp_path / "py",
+        "toned_module",
+        {"image": image},
+        "toned_module.run(args['image'], tone__gamma=1.0, cut__threshold=0.3)",
+    )
+    edited = Document.from_json(_toned_document())
+    edited.set_param("tone", "gamma", 1.0)
+    edited.set_param("cut", "threshold", 0.3)
+    constant = build_document(edited, runtime_params=False).run({"input": image})["result"]
+    np.testing.assert_array_equal(changed["result"], constant)
+    np.testing.assert_array_equal(changed["result"], np.where(image >= 77, 255, 0))  # ceil(0.3 * 255)
+    assert not np.array_equal(changed["result"], default["result"])
+
+
+def test_cli_export_param_sets_the_documented_default(tmp_path, capsys):
+    write_samples(tmp_path)
+    doc = write_document(tmp_path / "toned.json", _toned_document())
+    out = tmp_path / "lib"
+    assert (
+        main(["export", str(doc), "--out", str(out), "--name", "toned", "--python", "--param", "tone.gamma=1.5"]) == 0
+    )
+    assert "def run(input, tone__gamma=1.5, cut__threshold=0.5)" in (out / "toned.py").read_text()
+    assert main(["export", str(doc), "--out", str(out), "--param", "tone.gamma=99"]) == 2
+    assert "--param tone.gamma: parameter `gamma` is 99, outside its range [0.01, 10]" in capsys.readouterr().err
