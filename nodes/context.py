@@ -29,6 +29,7 @@ class BuildContext:
         self.funcs: dict[str, pw.Func] = {}
         self.image_params: list[pw.ImageParam] = []
         self.scalar_params: list[pw.Param] = []
+        self.values: dict[str, Any] = {}  # the checked parameter values, plain even when run-time
 
     def func(self, local_name: str) -> pw.Func:
         """A new Func named `<node id>.<local_name>`; schedules refer to it by local name."""

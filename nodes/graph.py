@@ -123,6 +123,7 @@ def _build_node(spec: NodeSpec, built: dict[str, BuiltNode], runtime: bool = Tru
         raise e.at_node(spec.id) from None
     arguments = dict(params)
     ctx = BuildContext(spec.id)
+    ctx.values = dict(params)
     if runtime:
         for p in cls.runtime_params():
             arguments[p.name] = make_params(cls, spec.id, p, params[p.name], params)

@@ -133,6 +133,13 @@ class NodeType:
         return param_name(node_id, name)
 
     @classmethod
+    def runtime_structure(cls, values: dict[str, Any]) -> Any:
+        """What the run-time values still decide about the generated code (a JSON-able value,
+        part of the document's structure key; None by default): a different result means a
+        new build. build() reads the plain values from `ctx.values` to decide it alike."""
+        return None
+
+    @classmethod
     def check_values(cls, values: dict[str, Any]) -> list[str]:
         """Problems of checked parameter values taken together (a white point below the black
         point), one message each; none by default. Run on every check of the parameters,

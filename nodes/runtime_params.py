@@ -8,9 +8,10 @@ stably after the node and the parameter, `<node id>__<parameter>` (plus `_r`/`_g
 exported signatures are the same on every rebuild. A new value then only sets Params:
 the compiled code is reused.
 
-`structure_key(doc)` is the document without its run-time values: two documents with the
-same key compile to the same code, and `runtime_values(doc)` gives the Param values that
-tell them apart.
+`structure_key(doc)` is the document without its run-time values (but with what a node
+type says they still decide, `NodeType.runtime_structure`): two documents with the same key
+compile to the same code, and `runtime_values(doc)` gives the Param values that tell them
+apart.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from pixelweave.engine.ir.types import Type
+from pixelweave.nodes.errors import NodeError
 from pixelweave.nodes.parameters import Parameter
 
 import pixelweave as pw
@@ -118,5 +120,11 @@ def structure_key(doc: Document) -> str:
         cls = types.get(node.type)
         runtime = {p.name: p for p in cls.params if p.runtime} if cls is not None else {}
         params = {k: (_shape(runtime[k], v) if k in runtime else v) for k, v in node.params.items()}
-        nodes.append([node.id, node.type, params, dict(node.inputs), node.schedule])
+        derived = None
+        if runtime:
+            try:
+                derived = cls.runtime_structure(cls.check_params(node.params))
+            except NodeError:
+                derived = None  # refused values: BuiltDocument.update and builds report them
+        nodes.append([node.id, node.type, params, derived, dict(node.inputs), node.schedule])
     return json.dumps(nodes, sort_keys=True)

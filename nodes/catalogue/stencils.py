@@ -85,7 +85,7 @@ def _quantize(w: float | Expr, t: Type, bits: int) -> float | Expr:
     """A weight as used on an image of type t: unchanged for floats, a multiple of 2^-bits
     for integers (rounded by the generated code for a run-time weight, an Expr)."""
     if t.is_float():
-        return w
+        return pw.cast(t, w) if isinstance(w, Expr) else w
     if isinstance(w, Expr):
         return pw.round(pw.cast(F64, w) * float(2**bits)) * (1.0 / 2**bits)
     return round(w * 2**bits) / 2**bits
@@ -223,6 +223,7 @@ KERNEL = Parameter(
     ((1, 2, 1), (2, 4, 2), (1, 2, 1)),
     doc="weights, rows top to bottom; odd width and height up to 15, centred on the pixel",
     extra={"max_size": 15},
+    runtime=True,
 )
 
 
@@ -240,17 +241,42 @@ class Convolution(NodeType):
     inputs = (Port("image", "image", "number"),)
     params = (KERNEL, Parameter("normalize", "bool", True, doc="divide by the sum of the weights"), BOUNDARY)
 
+    @classmethod
+    def check_values(cls, values: dict[str, Any]) -> list[str]:
+        rows, cols = len(values["kernel"]), len(values["kernel"][0])
+        if rows % 2 == 0 or cols % 2 == 0:
+            return [f"the kernel is {cols}x{rows}; it needs an odd width and height so that it has a centre"]
+        return []
+
+    @classmethod
+    def runtime_type(cls, name: str, values: dict[str, Any]) -> Type:
+        return F64  # weights as exact as constant ones: normalized and rounded in f64
+
+    @classmethod
+    def runtime_structure(cls, values: dict[str, Any]) -> Any:
+        # integer images are filtered with weights rounded to 2^-bits, bits set by this magnitude
+        return math.ceil(math.log2(max(_kernel_gain(values["kernel"], values["normalize"]) + 1, 1.0)))
+
     def build(
-        self, ctx: BuildContext, image: Value, kernel: tuple[tuple[float, ...], ...], normalize: bool, boundary: str
+        self, ctx: BuildContext, image: Value, kernel: tuple[tuple[Any, ...], ...], normalize: bool, boundary: str
     ) -> Value:
         rows, cols = len(kernel), len(kernel[0])
-        if rows % 2 == 0 or cols % 2 == 0:
-            raise ctx.error(f"the kernel is {cols}x{rows}; it needs an odd width and height so that it has a centre")
-        total = sum(map(sum, kernel))
-        scale = 1.0 / total if normalize and total != 0 else 1.0
         cx, cy = cols // 2, rows // 2
+        total = functools.reduce(operator.add, (w for row in kernel for w in row))
+        if isinstance(total, Expr):  # run-time weights: a kernel summing to zero is used as given
+            scale: Any = pw.select(total != 0.0, 1.0 / total, pw.cast(F64, 1.0)) if normalize else 1.0
+        else:
+            scale = 1.0 / total if normalize and total != 0 else 1.0
         taps = [(i - cx, j - cy, w * scale) for j, row in enumerate(kernel) for i, w in enumerate(row)]
-        return _stencil(ctx, image, boundary, taps)
+        gain = _kernel_gain(ctx.values["kernel"], normalize)
+        return _stencil(ctx, image, boundary, taps, gain=gain)
+
+
+def _kernel_gain(kernel: Sequence[Sequence[float]], normalize: bool) -> float:
+    """The sum of the magnitudes of a kernel's weights as applied (after normalizing)."""
+    total = sum(map(sum, kernel))
+    scale = 1.0 / total if normalize and total != 0 else 1.0
+    return sum(abs(w * scale) for row in kernel for w in row)
 
 
 class Sharpen(NodeType):

@@ -111,6 +111,13 @@ CASES: list[tuple[str, str, Document, Any]] = [
         [[0.9, 0.1, 0.0, 0.05], [0.0, 1.0, 0.0, -0.02], [0.1, 0.0, 0.9, 0.0]],
     ),
     ("sharpen", "amount", one("sharpen"), 2.5),
+    ("convolution", "kernel", one("convolution", image="colour"), [[1, 1, 1], [1, 4, 1], [1, 1, 1]]),
+    (
+        "convolution",
+        "kernel",
+        one("convolution", {"kernel": [[0, -1, 0], [-1, 5, -1], [0, -1, 0]], "normalize": False}, image="gray_f32"),
+        [[0, -1, 0], [-1, 6, -1], [0, -1, 0.5]],
+    ),
     ("unsharp_mask", "amount", one("unsharp_mask", {"sigma": 1.0}), 2.0),
     ("unsharp_mask", "threshold", one("unsharp_mask", {"sigma": 1.0}, image="gray_f32"), 0.05),
     ("emboss", "strength", one("emboss", image="colour"), 2.5),
@@ -243,6 +250,12 @@ STRUCTURAL = [
     ("matrix columns", one("colour_matrix", image="colour"), "matrix", [[1, 0, 0, 0.1], [0, 1, 0, 0], [0, 0, 1, 0]]),
     ("element type", one("convert_type", {"element": "f32"}), "element", "u16"),
     ("boundary kind", one("sharpen", {"boundary": "clamp"}), "boundary", "mirror"),
+    (
+        "weights needing coarser rounding",
+        one("convolution", {"kernel": [[0, 0, 0], [0, 1, 0], [0, 0, 0]], "normalize": False}),
+        "kernel",
+        [[0, 0, 0], [0, 40, 0], [0, 0, -1]],
+    ),
 ]
 
 
