@@ -20,7 +20,8 @@ def _ports(ports: tuple) -> str:
 
 
 def _params(cls: type[NodeType]) -> str:
-    return ", ".join(f"`{p.name}`" for p in cls.params) or "—"
+    """The parameter names; run-time ones (compiled as engine Params) marked with *."""
+    return ", ".join(f"`{p.name}`{'*' if p.runtime else ''}" for p in cls.params) or "—"
 
 
 def markdown_table() -> str:

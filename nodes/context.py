@@ -63,14 +63,6 @@ class BuildContext:
         self.image_params.append(p)
         return p
 
-    def scalar_param(self, t: pw.Type, default: Any, minimum: Any = None, maximum: Any = None) -> pw.Param:
-        """A run-time parameter named by the node id."""
-        p = pw.Param(t, self.node_id, default)
-        if minimum is not None or maximum is not None:
-            p.set_range(minimum, maximum)
-        self.scalar_params.append(p)
-        return p
-
     def bounded(self, value: Value, mode: str, constant: float | Expr = 0.0, local_name: str = "bounded") -> Value:
         """The value extended beyond its extents in x and y by a boundary condition:
         clamp (repeat edge), constant, wrap (repeat image), mirror (abccba),
