@@ -447,7 +447,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     for node_id in built.param_ids:
         p = built.graph.scalar_params[node_id]
         lo, hi = p.range
-        print(f"# parameter {node_id}: {p.type()} = {p.get()}, range [{lo}, {hi}]")
+        bounds = "" if lo is None and hi is None else f", range [{lo}, {hi}]"
+        print(f"# parameter {node_id}: {p.type()} = {p.get()}{bounds}")
     for node_id in built.output_ids:
         print(f"# output {node_id}")
     for node_id, locals_ in built.funcs().items():

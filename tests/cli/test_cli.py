@@ -134,6 +134,16 @@ def test_run_with_node_parameters_at_run_time(work):
     assert np.abs(got[2] - np.rint(image * 0.5)).max() <= 1
 
 
+def test_inspect_lists_the_runtime_params(work, capsys):
+    assert main(["inspect", str(_toned(work))]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert "# parameter tone__gamma: float32 = 2.2, range [0.01, 10]" in printed
+    assert (
+        "# parameter wb__matrix_1_1: float32 = 1.0" in printed
+        and "# parameter wb__matrix_2_2: float32 = 1.0" in printed
+    )
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
