@@ -319,3 +319,14 @@ def test_preview_of_an_edited_runtime_parameter_runs_no_llvm(tmp_path):
     expected = np.rint(np.power(IMAGES_BY_ID["gray"] / 255.0, 1 / 1.3) * 255)
     assert np.abs(after.astype(int) - expected).max() <= 1
     assert not np.array_equal(after, before)
+
+
+def test_a_node_id_equal_to_another_nodes_param_name_is_a_clear_problem():
+    doc = _doc(
+        ("node", "gamma", {}, {"image": "gray.out"}),
+        ("node__gamma", "scalar_parameter", {}, {}),
+        ("then", "arithmetic", {"operation": "add"}, {"a": "node.out", "b": "node__gamma.out"}),
+    )
+    assert _problems(doc) == [
+        "node `node__gamma`: its input `node__gamma` has the name of an input of node `node`; rename one"
+    ]
