@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from pixelweave.engine.runtime.jit import compile_statistics
 from pixelweave.nodes.document import Document
-from pixelweave.nodes.errors import ParameterError
-from pixelweave.nodes.node_type import node_types
+from pixelweave.nodes.errors import DocumentError, ParameterError
+from pixelweave.nodes.node_type import node_type, node_types
 from pixelweave.nodes.pipeline_build import BuiltDocument, build_document
 from pixelweave.nodes.preview import PreviewComputer
 from pixelweave.nodes.runtime_params import runtime_values, structure_key
@@ -64,8 +64,6 @@ def _doc(*nodes: tuple[str, str, dict[str, Any], dict[str, str]]) -> Document:
     data.append({"id": "result", "type": "output", "params": {"element": "same"}, "inputs": {"image": f"{last}.out"}})
     doc = Document.from_json({"format": "pixelweave.pipeline", "version": 1, "nodes": data})
     for node in doc.nodes:  # parameters not given take their defaults
-        from pixelweave.nodes.node_type import node_type
-
         node.params = {**node_type(node.type).default_params(), **node.params}
         node.params = {k: list(v) if isinstance(v, tuple) else v for k, v in node.params.items()}
     return doc
@@ -288,8 +286,6 @@ def test_a_bad_runtime_value_is_refused_and_changes_nothing():
 
 
 def _problems(doc: Document) -> list[str]:
-    from pixelweave.nodes.errors import DocumentError
-
     try:
         build_document(doc)
     except DocumentError as e:
