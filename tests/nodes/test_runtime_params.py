@@ -120,8 +120,8 @@ CASES: list[tuple[str, str, Document, Any]] = [
     ("unsharp_mask", "threshold", one("unsharp_mask", {"sigma": 1.0}, image="gray_f32"), 0.05),
     ("emboss", "strength", one("emboss", image="colour"), 2.5),
     ("harris_corners", "k", one("harris_corners"), 0.2),
-    ("canny_edges", "low", one("canny_edges", {"low": 0.3, "high": 0.6}), 0.05),
-    ("canny_edges", "high", one("canny_edges", {"low": 0.05, "high": 0.2}), 0.6),
+    ("canny_edges", "low", one("canny_edges", {"low": 0.3, "high": 0.6, "hysteresis_steps": 2}), 0.05),
+    ("canny_edges", "high", one("canny_edges", {"low": 0.05, "high": 0.2, "hysteresis_steps": 1}), 0.6),
     (
         "blend",
         "opacity",
@@ -140,8 +140,8 @@ CASES: list[tuple[str, str, Document, Any]] = [
     ("pad", "fill", one("pad", {"boundary": "constant", "left": 3, "right": 2, "top": 1, "bottom": 4}), 0.5),
     ("crop", "x", one("crop", {"x": 2, "y": 1, "width": 16, "height": 12}, image="colour"), 9),
     ("crop", "y", one("crop", {"x": 2, "y": 1, "width": 16, "height": 12}), 7),
-    ("local_laplacian", "alpha", one("local_laplacian", {"levels": 3, "intensity_levels": 4}), 3.0),
-    ("local_laplacian", "beta", one("local_laplacian", {"levels": 3, "intensity_levels": 4}, image="colour"), 0.5),
+    ("local_laplacian", "alpha", one("local_laplacian", {"levels": 2, "intensity_levels": 3}), 3.0),
+    ("local_laplacian", "beta", one("local_laplacian", {"levels": 2, "intensity_levels": 3}, image="colour"), 0.5),
     (
         "constant",
         "value",
