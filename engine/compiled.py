@@ -28,13 +28,46 @@ class Compiled:
     the last native call; `last_profile` the seconds per Func of a profiling build.
     """
 
-    def __init__(self, pipeline: Pipeline, lowering: LoweringResult, native: CompiledPipeline, lower_seconds: float):
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        lowering: LoweringResult | None,
+        native: CompiledPipeline,
+        lower_seconds: float,
+        *,
+        loop_nest: str | None = None,
+    ):
         self.pipeline = pipeline
-        self.lowering = lowering
+        self._lowering = lowering
+        self._loop_nest = loop_nest
         self.native = native
         self.compile_seconds = lower_seconds + native.compile_seconds
         self.output_names = [a.name for a in native.arguments if a.is_output]
         self._outputs = [a for a in native.arguments if a.is_output]
+
+    @property
+    def from_structure_cache(self) -> bool:
+        """True when the code came from the cache keyed before lowering (nothing was lowered)."""
+        return self._lowering is None
+
+    @property
+    def lowering(self) -> LoweringResult:
+        """The lowering this code came from; lowered on first use when the code came from
+        the cache keyed before lowering."""
+        if self._lowering is None:
+            from pixelweave.engine.lower import lower
+
+            self._lowering = lower(self.pipeline, self.native.target.name, name=self.native.name)
+        return self._lowering
+
+    @property
+    def loop_nest_text(self) -> str:
+        """The loop nest as the inspector prints it (kept with cached code, so no lowering)."""
+        if self._loop_nest is None:
+            from pixelweave.engine.stmt_printer import loop_nest_to_string
+
+            self._loop_nest = loop_nest_to_string(self.lowering.loop_nest)
+        return self._loop_nest
 
     @property
     def last_run_seconds(self) -> float | None:

@@ -48,8 +48,18 @@ def _debug() -> bool:
     return os.environ.get("PIXELWEAVE_DEBUG_LOWER", "") not in ("", "0")
 
 
+_lowerings = [0]
+
+
+def lowering_count() -> int:
+    """How many times this process has lowered a pipeline (tests use it to see that a
+    compile came from the cache keyed before lowering)."""
+    return _lowerings[0]
+
+
 def lower(pipeline: Pipeline, target: str = "host", name: str = "pipeline") -> LoweringResult:
     """Run every lowering pass in order."""
+    _lowerings[0] += 1
     with deep_recursion():
         return _lower(pipeline, target, name)
 
