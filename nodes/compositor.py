@@ -1,20 +1,19 @@
-"""The preview path: a document computed node by node, like a compositor (Nuke, Natron).
+"""The preview path: a document computed stage by stage, like a compositor (Nuke, Natron).
 
-Each node is built on its own, with engine inputs standing for what its input ports
-receive: an ImageParam per image port (a Param per scalar port), and a Param per upstream
-extent that is not a constant. Its kernel therefore depends only on the node's own
-structure (type, structural parameters, schedule, the types of what it reads) and is
-compiled once per structural key (engine/structural_key.py; the engine keeps compiled
-code in memory and on disk by that key). Run-time Param values are arguments, never part
-of the kernel's key.
+Every Func of the document (a node's stages: one for a point operation, a few for a
+separable blur, dozens for a local Laplacian) is compiled on its own (engine/isolate.py),
+reading the images of the Funcs it calls as inputs. Its kernel depends only on its own
+definitions and schedule and the types of what it reads: it is compiled once per
+structural key (the engine keeps compiled code in memory and on disk by that key), and
+run-time Param values are arguments, never part of it.
 
-Every node output is computed over the region the fused pipeline would compute it over
-(bounds inference on the algorithm alone, `required_regions`), which may reach outside the
-image: a stencil downstream with a boundary condition reads its source there, and the
-source is defined everywhere. That is what makes the node-by-node image equal to the fused
-pipeline's. The image is cached by (kernel key, upstream image keys, run-time values,
-scale) with the box it covers, so an edit recomputes only the changed node and what lies
-downstream of it, and an undo finds every image in the cache.
+Every Func is computed over the region the fused pipeline would compute it over (bounds
+inference on the algorithm alone, `required_regions`), which may reach outside the image:
+a stencil downstream with a boundary condition reads its source there, and the source is
+defined everywhere. That is what makes the stage-by-stage image equal to the fused
+pipeline's. Each image is cached by (kernel key, the images it read, run-time values,
+scale) with the box it covers, so an edit recomputes only the stages whose definitions or
+inputs changed and what lies downstream of them, and an undo finds every image cached.
 """
 
 from __future__ import annotations
@@ -27,21 +26,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pixelweave.engine.ir.expr import Const, Expr
-from pixelweave.engine.lower.simplify import simplify
+from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, isolate
 from pixelweave.engine.reference import required_regions
 from pixelweave.engine.runtime.buffer import aligned_empty
-from pixelweave.nodes.document import DocNode, Document, Problem, _format
+from pixelweave.nodes.document import Document, Problem, _format
 from pixelweave.nodes.editing import upstream_of
 from pixelweave.nodes.errors import DocumentError, NodeError
-from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec, _build_node
+from pixelweave.nodes.graph import BuiltGraph
 from pixelweave.nodes.image_cache import Box, ImageCache, crop
 from pixelweave.nodes.images import read_image
 from pixelweave.nodes.pipeline_build import _build_nodes
 from pixelweave.nodes.ports import short_type_name
 from pixelweave.nodes.run import _environment, evaluate_extent
 from pixelweave.nodes.schedule_spec import apply_schedule
-from pixelweave.nodes.values import Value
 
 import pixelweave as pw
 
@@ -59,19 +56,7 @@ class CompositorStats:
     image_hits: int = 0  # node images found in the image cache
     seconds_compiling: float = 0.0
     seconds_running: float = 0.0
-    ran: list[str] = field(default_factory=list)  # "node.port" of each run, in order
-
-
-@dataclass
-class _Kernel:
-    """A node output's compiled code and how to call it."""
-
-    compiled: Any
-    key: str
-    output: str
-    standins: dict[str, tuple[str, str, str]]  # argument -> (port, upstream node, upstream port)
-    extents: dict[str, tuple[str, int]]  # Param name -> (port, dimension)
-    note: str
+    ran: list[str] = field(default_factory=list)  # the Func of each run, in order
 
 
 def _digest(*parts: Any) -> str:
@@ -82,30 +67,14 @@ def _digest(*parts: Any) -> str:
     return h.hexdigest()
 
 
-def _pruned_schedule(schedule: dict[str, list[list[Any]]], output_key: str) -> dict[str, list[list[Any]]]:
-    """The node's directives that still apply when it is built alone: none that place a Func
-    inside another node's loops, none that place the output (it is the root here)."""
-    result: dict[str, list[list[Any]]] = {}
-    for key, directives in schedule.items():
-        kept = []
-        for d in directives:
-            if d and d[0] in ("compute_at", "store_at") and len(d) > 1 and "." in str(d[1]):
-                continue
-            if key == output_key and d and d[0] in _PLACEMENT:
-                continue
-            kept.append(d)
-        if kept:
-            result[key] = kept
-    return result
-
-
 class Compositor:
-    """Computes node outputs one node at a time, caching kernels and images."""
+    """Computes node outputs one stage (Func) at a time, caching kernels and images."""
 
     def __init__(self, budget: int | None = None) -> None:
         self.images = ImageCache(budget)
         self.stats = CompositorStats()
         self._inputs: dict[tuple, np.ndarray] = {}
+        self._kernels: dict[str, Any] = {}  # structural key -> compiled kernel
 
     # ------------------------------------------------------------------ inputs
     def input_image(self, doc: Document, node_id: str, layout: str, element: str, scale: int) -> tuple[np.ndarray, str]:
@@ -128,7 +97,10 @@ class Compositor:
         return self._inputs[key], _digest("input", *key)
 
     # ------------------------------------------------------------------ the graph
-    def _fused(self, doc: Document, keep: set[str], node_id: str) -> BuiltGraph:
+    @staticmethod
+    def built_graph(doc: Document, node_id: str) -> tuple[BuiltGraph, list[str]]:
+        """node_id and what it reads, built and scheduled; notes for schedules the engine refused."""
+        keep = upstream_of(doc, node_id)
         problems = [p for p in doc._problems() if p.node in keep and p.kind == "node"]
         if problems:
             raise DocumentError([_format(p) for p in problems], str(doc.path) if doc.path else None)
@@ -139,7 +111,14 @@ class Compositor:
             raise DocumentError([_format(p) for p in found] or [f"node `{node_id}` could not be built"])
         images = {p.name(): p for node in built.values() for p in node.image_params}
         params = {p.name: p for node in built.values() for p in node.scalar_params}
-        return BuiltGraph(built, images, params, [])
+        graph = BuiltGraph(built, images, params, [])
+        notes = []
+        for node in sub.nodes:
+            if node.schedule:
+                refused = apply_schedule(graph, node.id, node.schedule)
+                if refused:
+                    notes.append(f"{node.id}: schedule not used in the preview ({refused[0]})")
+        return graph, notes
 
     # ------------------------------------------------------------------ computing
     def compute(
@@ -155,14 +134,12 @@ class Compositor:
         check = check or (lambda: None)
         if not doc.has_node(node_id):
             raise NodeError(f"there is no node `{node_id}`")
-        keep = upstream_of(doc, node_id)
-        graph = self._fused(doc, keep, node_id)
+        graph, notes = self.built_graph(doc, node_id)
         outputs = graph.nodes[node_id].outputs
         port = port or next(iter(outputs))
         value = outputs.get(port)
         if value is None:
             raise NodeError(f"node `{node_id}` has no output `{port}`", node_id)
-
         images: dict[str, np.ndarray] = {}
         image_keys: dict[str, str] = {}
         for name, param in graph.image_params.items():
@@ -172,165 +149,114 @@ class Compositor:
         size = [evaluate_extent(e, env) for e in value.extents]
         if any(s <= 0 for s in size):
             raise NodeError(f"the output would be empty (size {size})", node_id)
-        inputs: dict[str, Any] = dict(images)
-        inputs.update({name: p.get() for name, p in graph.scalar_params.items()})
-        regions = required_regions(pw.Pipeline([value.func]), [[(0, n) for n in size]], inputs)
+        scalars: dict[str, Any] = {name: p.get() for name, p in graph.scalar_params.items()}
+        pipeline = pw.Pipeline([value.func])
+        regions = required_regions(pipeline, [[(0, n) for n in size]], {**images, **scalars})
+        for name, array in images.items():  # what the image-size variables are
+            for i in range(array.ndim):
+                scalars[f"{name}.min.{i}"] = 0
+                scalars[f"{name}.extent.{i}"] = int(array.shape[array.ndim - 1 - i])
         check()
-
-        keys: dict[tuple[str, str], str] = {}
-        arrays: dict[tuple[str, str], tuple[np.ndarray, Box]] = {}
-        notes: list[str] = []
-        for nid, built in graph.nodes.items():  # built in dependency order
-            doc_node = doc.node(nid)
-            for out_port, out_value in built.outputs.items():
-                box = regions.get(out_value.func.name())
-                if box is None:
-                    continue
-                check()
-                array, key, note = self._node_output(
-                    doc_node, graph, out_port, out_value, tuple(box), env, keys, arrays, images, image_keys
-                )
-                keys[(nid, out_port)] = key
-                arrays[(nid, out_port)] = (array, tuple(box))
-                if note and note not in notes:
-                    notes.append(note)
-        array, box = arrays[(node_id, port)]
+        computed: dict[str, tuple[np.ndarray, Box, str]] = {}
+        for f in pipeline.funcs:  # producers first
+            box = regions.get(f.name())
+            if box is None:
+                continue
+            check()
+            computed[f.name()] = self._stage(f, tuple(box), computed, images, image_keys, scalars, notes)
+        array, box, _ = computed[value.func.name()]
         window = tuple((0, n) for n in size)
         return np.ascontiguousarray(crop(array, box, window)), "; ".join(notes)
 
-    def _node_output(
+    def _stage(
         self,
-        doc_node: DocNode,
-        graph: BuiltGraph,
-        port: str,
-        fused_value: Value,
+        f: pw.Func,
         box: Box,
-        env: dict[str, Expr],
-        keys: dict[tuple[str, str], str],
-        arrays: dict[tuple[str, str], tuple[np.ndarray, Box]],
+        computed: dict[str, tuple[np.ndarray, Box, str]],
         images: dict[str, np.ndarray],
         image_keys: dict[str, str],
-    ) -> tuple[np.ndarray, str, str]:
-        node_id = doc_node.id
-        sources = {p: doc_node.source(p) for p in doc_node.inputs}
-        sources = {p: s for p, s in sources.items() if s is not None and s[0] in graph.nodes}
-        kernel, standalone = self._kernel(doc_node, graph, port, sources)
+        scalars: dict[str, Any],
+        notes: list[str],
+    ) -> tuple[np.ndarray, Box, str]:
+        """Func f over box: from the image cache, or run its kernel on what it reads."""
+        isolated, compiled, key = self._kernel(f, notes)
+        try:
+            return self._run(f, box, isolated, compiled, key, computed, images, image_keys, scalars)
+        except pw.RuntimeFailure as e:
+            if not isolated.scheduled:
+                raise NodeError(f"computing `{f.name()}` failed: {e}", f.name().split(".", 1)[0]) from None
+        # Its schedule made it read outside what the fused pipeline computes: run it unscheduled.
+        notes.append(f"`{f.name()}`: its schedule is not used in the preview")
+        isolated, compiled, key = self._kernel(f, notes, schedule=False)
+        try:
+            return self._run(f, box, isolated, compiled, key, computed, images, image_keys, scalars)
+        except pw.RuntimeFailure as e:
+            raise NodeError(f"computing `{f.name()}` failed: {e}", f.name().split(".", 1)[0]) from None
+
+    def _run(
+        self,
+        f: pw.Func,
+        box: Box,
+        isolated: Isolated,
+        compiled: Any,
+        key: str,
+        computed: dict[str, tuple[np.ndarray, Box, str]],
+        images: dict[str, np.ndarray],
+        image_keys: dict[str, str],
+        scalars: dict[str, Any],
+    ) -> tuple[np.ndarray, Box, str]:
         args: dict[str, Any] = {}
         mins: dict[str, list[int]] = {}
-        upstream_keys = []
-        for arg, (in_port, src, src_port) in kernel.standins.items():
-            array, src_box = arrays[(src, src_port)]
-            if array.ndim == 0:
-                args[arg] = array.item()
+        identity: list[tuple[str, Any]] = []
+        for arg, source in isolated.sources.items():
+            if source.kind == "func":
+                array, src_box, src_key = computed[source.name]
+                if array.ndim == 0:
+                    args[arg] = array.item()
+                else:
+                    args[arg], mins[arg] = array, [lo for lo, _ in src_box]
+                identity.append((arg, src_key))
+            elif source.kind == "image":
+                args[arg] = images[source.name]
+                identity.append((arg, image_keys[source.name]))
             else:
-                args[arg] = array
-                mins[arg] = [lo for lo, _ in src_box]
-            upstream_keys.append((in_port, keys[(src, src_port)]))
-        extent_values = {}
-        for name, (in_port, i) in kernel.extents.items():
-            src, src_port = sources[in_port]
-            extent_values[name] = evaluate_extent(graph.nodes[src].outputs[src_port].extents[i], env)
-        args.update(extent_values)
-        own = {}
-        for p in standalone.scalar_params:
-            own[p.name] = p.get()
-        for im in standalone.image_params:
-            args[im.name()] = images[im.name()]
-            upstream_keys.append((im.name(), image_keys[im.name()]))
-        args.update(own)
-        key = _digest("image", kernel.key, sorted(upstream_keys), sorted(own.items()), sorted(extent_values.items()))
-        cached = self.images.get(key, box)
+                args[arg] = scalars[source.name]
+                identity.append((arg, args[arg]))
+        image_key = _digest("image", key, identity)
+        cached = self.images.get(image_key, box)
         if cached is not None:
             self.stats.image_hits += 1
-            return cached, key, kernel.note
-        out = aligned_empty(tuple(n for _, n in reversed(box)), fused_value.type.numpy())
-        native = kernel.compiled.native
-        known = {a.name for a in native.arguments}  # what the kernel does not read is no argument
-        args = {k: v for k, v in args.items() if k in known}
-        mins = {k: v for k, v in mins.items() if k in known}
+            return cached, box, image_key
+        out = aligned_empty(tuple(n for _, n in reversed(box)), f.type().numpy())
         start = time.perf_counter()
-        try:
-            native(args, {kernel.output: out}, mins={**mins, kernel.output: [lo for lo, _ in box]})
-        except pw.RuntimeFailure as e:
-            raise NodeError(str(e), node_id) from None
+        compiled.native(args, {OUTPUT_NAME: out}, mins={**mins, OUTPUT_NAME: [lo for lo, _ in box]})
         self.stats.seconds_running += time.perf_counter() - start
         self.stats.runs += 1
-        self.stats.ran.append(f"{node_id}.{port}")
-        self.images.put(key, out, box)
-        return out, key, kernel.note
+        self.stats.ran.append(f.name())
+        self.images.put(image_key, out, box)
+        return out, box, image_key
 
-    def _kernel(
-        self, doc_node: DocNode, graph: BuiltGraph, port: str, sources: dict[str, tuple[str, str]]
-    ) -> tuple[_Kernel, BuiltNode]:
-        """The node built alone and its compiled output `port` (from a cache when it has one)."""
-        standins: dict[str, tuple[str, str, str]] = {}
-        extents: dict[str, tuple[str, int]] = {}
-        fake: dict[str, BuiltNode] = {}
-        spec_inputs: dict[str, tuple[str, str]] = {}
-        for in_port, (src, src_port) in sources.items():
-            fused = graph.nodes[src].outputs[src_port]
-            value, arg, extent_params = _standin(doc_node.id, in_port, fused)
-            standins[arg] = (in_port, src, src_port)
-            extents.update({name: (in_port, i) for name, i in extent_params.items()})
-            upstream = f"{_UPSTREAM}{in_port}"
-            fake[upstream] = BuiltNode(
-                NodeSpec(upstream, "", {}, {}), type(None), {}, {"out": value}, {}, [], []  # type: ignore[arg-type]
-            )
-            spec_inputs[in_port] = (upstream, "out")
-        spec = NodeSpec(doc_node.id, doc_node.type, doc_node.params, spec_inputs)
-        built = _build_node(spec, fake)
-        func = built.outputs[port].func
-        local = func.name().split(".", 1)[1] if "." in func.name() else func.name()
-        note = ""
-        if doc_node.schedule:
-            alone = BuiltGraph({doc_node.id: built}, {}, {}, [])
-            refused = apply_schedule(alone, doc_node.id, _pruned_schedule(doc_node.schedule, local))
-            if refused:
-                built = _build_node(spec, fake)  # unscheduled
-                func = built.outputs[port].func
-                note = f"{doc_node.id}: schedule not usable in the preview ({refused[0]}); computed unscheduled"
-        pipeline = pw.Pipeline([func])
+    def _kernel(self, f: pw.Func, notes: list[str], *, schedule: bool = True) -> tuple[Isolated, Any, str]:
+        """f isolated and its compiled kernel (this compositor's, the engine's caches, or a
+        fresh compile); an isolated schedule the engine refuses falls back to none."""
+        isolated = isolate(f, schedule=schedule)
+        key = isolated.pipeline.structural_key()
+        compiled = self._kernels.get(key)
+        if compiled is not None:
+            self.stats.kernel_hits += 1
+            return isolated, compiled, key
         start = time.perf_counter()
         try:
-            compiled = pipeline.compile("host", level="fast")
+            compiled = isolated.pipeline.compile("host", level="fast")
         except pw.ScheduleError as e:
-            built = _build_node(spec, fake)
-            func = built.outputs[port].func
-            pipeline = pw.Pipeline([func])
-            compiled = pipeline.compile("host", level="fast")
-            note = f"{doc_node.id}: schedule not usable in the preview ({e}); computed unscheduled"
+            notes.append(f"`{f.name()}`: its schedule is not used in the preview ({e})")
+            isolated = isolate(f, schedule=False)
+            key = isolated.pipeline.structural_key()
+            compiled = isolated.pipeline.compile("host", level="fast")
         if compiled.from_structure_cache:
             self.stats.kernel_hits += 1
         else:
             self.stats.compiles += 1
             self.stats.seconds_compiling += time.perf_counter() - start
-        kernel = _Kernel(compiled, pipeline.structural_key(), func.name(), standins, extents, note)
-        return kernel, built
-
-
-def _standin(node_id: str, port: str, fused: Value) -> tuple[Value, str, dict[str, int]]:
-    """What input `port` of node_id reads when the node is built alone: a Func over an
-    ImageParam (a Param for a scalar), with the same type and layout, whose extents are
-    Params unless they are constants. Returns the Value, the argument name, and the extent
-    Params by dimension."""
-    name = f"{node_id}.{_UPSTREAM}{port}"
-    func = pw.Func(name)
-    dims = len(fused.extents)
-    if dims == 0:
-        param = pw.Param(fused.type, name)
-        func[()] = param
-        return Value(func, fused.layout, ()), name, {}
-    image = pw.ImageParam(fused.type, dims, name)
-    args = [pw.Var(v) for v in ("x", "y", "c", "w")[:dims]] if dims <= 4 else [pw.Var(f"d{i}") for i in range(dims)]
-    func[tuple(args)] = image[tuple(args)]
-    extents: list[Expr] = []
-    params: dict[str, int] = {}
-    for i, e in enumerate(fused.extents):
-        constant = simplify(e)
-        if isinstance(constant, Const):
-            extents.append(constant)
-        else:
-            p = pw.Param(pw.Int(32), f"{name}.extent{i}")
-            extents.append(p)
-            params[p.name] = i
-    return Value(func, fused.layout, tuple(extents)), name, params
+        self._kernels[key] = compiled
+        return isolated, compiled, key

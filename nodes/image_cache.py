@@ -46,7 +46,9 @@ def contains(outer: Box, inner: Box) -> bool:
 
 def crop(array: np.ndarray, box: Box, window: Box) -> np.ndarray:
     """The part of array (covering box) that covers window; a view. Axes are dimensions reversed."""
-    slices = tuple(slice(wm - bm, wm - bm + we) for (bm, _), (wm, we) in zip(reversed(box), reversed(window), strict=True))
+    slices = tuple(
+        slice(wm - bm, wm - bm + we) for (bm, _), (wm, we) in zip(reversed(box), reversed(window), strict=True)
+    )
     return array[slices]
 
 
