@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,12 +33,12 @@ from pixelweave.engine.runtime.buffer import aligned_empty
 from pixelweave.nodes.document import Document, Problem, _format
 from pixelweave.nodes.editing import upstream_of
 from pixelweave.nodes.errors import DocumentError, NodeError
-from pixelweave.nodes.graph import BuiltGraph
+from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec
 from pixelweave.nodes.image_cache import Box, ImageCache, crop
 from pixelweave.nodes.images import read_image
-from pixelweave.nodes.pipeline_build import _build_nodes
+from pixelweave.nodes.pipeline_build import build_nodes
 from pixelweave.nodes.ports import short_type_name
-from pixelweave.nodes.run import _environment, evaluate_extent
+from pixelweave.nodes.run import evaluate_extent, input_environment
 from pixelweave.nodes.schedule_spec import apply_schedule
 
 import pixelweave as pw
@@ -75,6 +76,11 @@ class Compositor:
         self.stats = CompositorStats()
         self._inputs: dict[tuple, np.ndarray] = {}
         self._kernels: dict[str, Any] = {}  # structural key -> compiled kernel
+        self._built: dict[str, BuiltNode] = {}  # nodes of the last call, by definition and sources
+        self._refused: dict[str, str] = {}  # node key -> why its schedule was not applied
+        self._isolated: weakref.WeakKeyDictionary[pw.Func, dict[bool, tuple[Isolated, Any, str]]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     # ------------------------------------------------------------------ inputs
     def input_image(self, doc: Document, node_id: str, layout: str, element: str, scale: int) -> tuple[np.ndarray, str]:
@@ -97,16 +103,35 @@ class Compositor:
         return self._inputs[key], _digest("input", *key)
 
     # ------------------------------------------------------------------ the graph
-    @staticmethod
-    def built_graph(doc: Document, node_id: str) -> tuple[BuiltGraph, list[str]]:
-        """node_id and what it reads, built and scheduled; notes for schedules the engine refused."""
+    def built_graph(self, doc: Document, node_id: str) -> tuple[BuiltGraph, list[str]]:
+        """node_id and what it reads, built and scheduled; notes for schedules the engine
+        refused. Nodes whose definition and sources are unchanged since the last call are
+        kept (with their Funcs, whose kernels are then known without isolating them again)."""
         keep = upstream_of(doc, node_id)
         problems = [p for p in doc._problems() if p.node in keep and p.kind == "node"]
         if problems:
             raise DocumentError([_format(p) for p in problems], str(doc.path) if doc.path else None)
+        by_id = {n.id: n for n in doc.nodes if n.id in keep}
+        node_keys: dict[str, str] = {}
+        fresh: set[str] = set()
+        previous = self._built
+        current: dict[str, BuiltNode] = {}
+
+        def reuse(spec: NodeSpec, built: dict[str, BuiltNode]) -> BuiltNode | None:
+            node = by_id[spec.id]
+            sources = sorted((port, node_keys[src], out) for port, (src, out) in spec.inputs.items())
+            key = _digest(node.type, sorted(node.params.items()), sorted(node.schedule.items()), sources)
+            node_keys[spec.id] = key
+            kept = previous.get(key)
+            if kept is None:
+                fresh.add(spec.id)
+                return None
+            current[key] = kept
+            return kept
+
         found: list[Problem] = []
-        sub = Document(doc.name, doc.description, [n for n in doc.nodes if n.id in keep], doc.path)
-        built = _build_nodes(sub, set(), found)
+        sub = Document(doc.name, doc.description, list(by_id.values()), doc.path)
+        built = build_nodes(sub, set(), found, reuse)
         if found or node_id not in built:
             raise DocumentError([_format(p) for p in found] or [f"node `{node_id}` could not be built"])
         images = {p.name(): p for node in built.values() for p in node.image_params}
@@ -114,10 +139,15 @@ class Compositor:
         graph = BuiltGraph(built, images, params, [])
         notes = []
         for node in sub.nodes:
-            if node.schedule:
+            if node.id in fresh and node.schedule:
                 refused = apply_schedule(graph, node.id, node.schedule)
                 if refused:
-                    notes.append(f"{node.id}: schedule not used in the preview ({refused[0]})")
+                    self._refused[node_keys[node.id]] = f"{node.id}: schedule not used in the preview ({refused[0]})"
+            note = self._refused.get(node_keys.get(node.id, ""))
+            if note:
+                notes.append(note)
+        current.update({node_keys[i]: built[i] for i in fresh if i in built})
+        self._built = current
         return graph, notes
 
     # ------------------------------------------------------------------ computing
@@ -145,7 +175,7 @@ class Compositor:
         for name, param in graph.image_params.items():
             layout = "colour" if param.dimensions() == 3 else "gray"
             images[name], image_keys[name] = self.input_image(doc, name, layout, short_type_name(param.type()), scale)
-        env = _environment(graph, images, {})
+        env = input_environment(graph, images, {})
         size = [evaluate_extent(e, env) for e in value.extents]
         if any(s <= 0 for s in size):
             raise NodeError(f"the output would be empty (size {size})", node_id)
@@ -239,11 +269,16 @@ class Compositor:
     def _kernel(self, f: pw.Func, notes: list[str], *, schedule: bool = True) -> tuple[Isolated, Any, str]:
         """f isolated and its compiled kernel (this compositor's, the engine's caches, or a
         fresh compile); an isolated schedule the engine refuses falls back to none."""
+        known = self._isolated.get(f, {}).get(schedule)
+        if known is not None:
+            self.stats.kernel_hits += 1
+            return known
         isolated = isolate(f, schedule=schedule)
         key = isolated.pipeline.structural_key()
         compiled = self._kernels.get(key)
         if compiled is not None:
             self.stats.kernel_hits += 1
+            self._isolated.setdefault(f, {})[schedule] = (isolated, compiled, key)
             return isolated, compiled, key
         start = time.perf_counter()
         try:
@@ -259,4 +294,5 @@ class Compositor:
             self.stats.compiles += 1
             self.stats.seconds_compiling += time.perf_counter() - start
         self._kernels[key] = compiled
+        self._isolated.setdefault(f, {})[isolated.scheduled] = (isolated, compiled, key)
         return isolated, compiled, key

@@ -6,6 +6,7 @@ and outputs, and runs or compiles it through a GraphRunner."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 from pixelweave.nodes.document import Document, Problem, _format
 from pixelweave.nodes.errors import DocumentError, NodeError
-from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec, _build_node
+from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec, build_node
 from pixelweave.nodes.images import read_image
 from pixelweave.nodes.ports import short_type_name
 from pixelweave.nodes.run import GraphRunner, output_sizes
@@ -118,7 +119,7 @@ def build_document(doc: Document, *, source: str | None = None, check_lowering: 
     problems = doc._problems()
     blocked = {p.node for p in problems if p.kind == "node"}
     unscheduled = {p.node for p in problems if p.kind == "schedule"}
-    built = _build_nodes(doc, blocked, problems)
+    built = build_nodes(doc, blocked, problems)
     graph = BuiltGraph(
         built,
         {p.name(): p for node in built.values() for p in node.image_params},
@@ -135,9 +136,16 @@ def build_document(doc: Document, *, source: str | None = None, check_lowering: 
     return BuiltDocument(doc, graph)
 
 
-def _build_nodes(doc: Document, blocked: set[str | None], problems: list[Problem]) -> dict[str, BuiltNode]:
+def build_nodes(
+    doc: Document,
+    blocked: set[str | None],
+    problems: list[Problem],
+    reuse: Callable[[NodeSpec, dict[str, BuiltNode]], BuiltNode | None] | None = None,
+) -> dict[str, BuiltNode]:
     """Builds every buildable node once its sources are built (a node whose source failed
-    is skipped silently: the source's problem is the one to fix)."""
+    is skipped silently: the source's problem is the one to fix), in dependency order.
+    `reuse(spec, built)` may hand back a node built earlier instead (the preview keeps
+    nodes whose definition and sources did not change)."""
     specs = [
         NodeSpec(n.id, n.type, n.params, {port: n.source(port) for port in n.inputs})  # type: ignore[misc]
         for n in doc.nodes
@@ -154,7 +162,8 @@ def _build_nodes(doc: Document, blocked: set[str | None], problems: list[Problem
                 failed.add(spec.id)
             elif all(s in built for s in sources):
                 try:
-                    built[spec.id] = _build_node(spec, built)
+                    kept = reuse(spec, built) if reuse is not None else None
+                    built[spec.id] = kept if kept is not None else build_node(spec, built)
                 except NodeError as e:
                     problems.append(Problem(spec.id, "node", e.detail))
                     failed.add(spec.id)
