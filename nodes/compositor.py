@@ -159,8 +159,11 @@ class Compositor:
         *,
         scale: int = 1,
         check: Callable[[], None] | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> tuple[np.ndarray, str]:
-        """The output `port` (default: the first) of node_id over [0, size), and a note."""
+        """The output `port` (default: the first) of node_id over [0, size), and a note.
+        `check()` is called between stages (it raises to cancel); `progress(done, total)`
+        counts the stages."""
         check = check or (lambda: None)
         if not doc.has_node(node_id):
             raise NodeError(f"there is no node `{node_id}`")
@@ -188,12 +191,12 @@ class Compositor:
                 scalars[f"{name}.extent.{i}"] = int(array.shape[array.ndim - 1 - i])
         check()
         computed: dict[str, tuple[np.ndarray, Box, str]] = {}
-        for f in pipeline.funcs:  # producers first
-            box = regions.get(f.name())
-            if box is None:
-                continue
+        stages = [f for f in pipeline.funcs if f.name() in regions]  # producers first
+        for done, f in enumerate(stages):
             check()
-            computed[f.name()] = self._stage(f, tuple(box), computed, images, image_keys, scalars, notes)
+            if progress is not None:
+                progress(done, len(stages))
+            computed[f.name()] = self._stage(f, tuple(regions[f.name()]), computed, images, image_keys, scalars, notes)
         array, box, _ = computed[value.func.name()]
         window = tuple((0, n) for n in size)
         return np.ascontiguousarray(crop(array, box, window)), "; ".join(notes)

@@ -55,10 +55,12 @@ class PreviewComputer:
         *,
         scale: int = 1,
         check: Callable[[], None] | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> PreviewResult:
         """The node's output (its first port unless `port` is given) on the document's
         sample inputs. DocumentError when the node (or what it reads) has a problem;
-        NodeError or an engine error when it cannot run."""
+        NodeError or an engine error when it cannot run. `check` and `progress` as for
+        Compositor.compute."""
         start = time.perf_counter()
         stats = self.compositor.stats
         runs, compiles = stats.runs, stats.compiles
@@ -66,12 +68,12 @@ class PreviewComputer:
             raise NodeError(f"there is no node `{node_id}`")
         used = scale
         try:
-            array, note = self.compositor.compute(doc, node_id, port, scale=scale, check=check)
+            array, note = self.compositor.compute(doc, node_id, port, scale=scale, check=check, progress=progress)
         except (NodeError, pw.InputError, pw.BoundsError, pw.RuntimeFailure):
             if scale == 1:
                 raise
             used = 1
-            array, note = self.compositor.compute(doc, node_id, port, scale=1, check=check)
+            array, note = self.compositor.compute(doc, node_id, port, scale=1, check=check, progress=progress)
         if used > 1:
             note = "; ".join(filter(None, [f"preview at 1/{used} resolution", note]))
         port = port or next(iter(self._output_ports(doc, node_id)))

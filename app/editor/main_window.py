@@ -37,6 +37,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 ANALYSIS_DELAY_MS = 120
 PREVIEW_DELAY_MS = 60
 DRAG_PREVIEW_SCALE = 4
+OUT_OF_DATE = "(out of date)"
+INSPECTOR_OUT_OF_DATE = "Inspector (out of date — updating…)"
 MAX_RECENT = 8
 
 # "save", "discard" or "cancel"
@@ -75,6 +77,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.current: str | None = None
         self._shown_type: tuple[str, str] | None = None
         self._preview_scale = 1
+        self._generation = 0  # counts document changes, so late results can tell they are stale
+        self._statement: tuple[int, str] = (-1, "")  # (generation, full statement printed for it)
         self._reported: set[str] = set()
         self.autosave = Autosave(config_directory() / "autosave")
 
@@ -241,8 +245,21 @@ class MainWindow(QtWidgets.QMainWindow):
         self.benchmark.set_document(doc)
         if reason == "save":
             return
+        self._mark_out_of_date()
         self._analysis_timer.start()
         self._preview_timer.start()
+
+    def _mark_out_of_date(self) -> None:
+        """Nothing stale is shown as current: the preview (dimmed), the inspector and the time
+        label say they are out of date until the new results arrive."""
+        self._generation += 1
+        if self.preview.current_array() is not None:
+            self.preview.set_stale(True, "the document changed")
+        self.inspector_dock.setWindowTitle(INSPECTOR_OUT_OF_DATE)
+        if self.loop_nest_text():
+            self.loop_nest.set_message("Out of date: the document changed; lowering the new pipeline…")
+        if self.timing.text() and not self.timing.text().endswith(OUT_OF_DATE):
+            self.timing.setText(f"{self.timing.text()} {OUT_OF_DATE}")
 
     def _update_title(self) -> None:
         doc = self.session.document
@@ -358,18 +375,37 @@ class MainWindow(QtWidgets.QMainWindow):
     # ------------------------------------------------------------------ background work
     def _start_analysis(self) -> None:
         doc = _copy(self.session.document)
-        # printing the whole statement can take long on deep pipelines: only when it is shown
-        statement = self.loop_nest.mode_button.isChecked()
+        generation = self._generation
 
         def work(token: Any, progress: Any) -> Inspection:
-            return inspect_document(doc, statement=statement, check=token.check)
+            return inspect_document(doc, statement=False, check=token.check)
 
         self.jobs.submit("analysis", work, done=self._on_analysis, failed=self._job_failed)
+        # Printing the whole statement can take minutes on deep pipelines: only when it is
+        # shown, in a lane of its own, after the loop nest (which never waits for it).
+        self.jobs.cancel("statement")
+        if self.loop_nest.mode_button.isChecked():
+
+            def printing(token: Any, progress: Any) -> Inspection:
+                return inspect_document(doc, statement=True, check=token.check)
+
+            self.jobs.submit(
+                "statement", printing, done=lambda i: self._on_statement(i, generation), failed=self._job_failed
+            )
+
+    def _on_statement(self, inspection: Inspection, generation: int) -> None:
+        if generation != self._generation or not inspection.loop_nest:
+            return  # the document changed meanwhile
+        self._statement = (generation, inspection.statement)
+        self.loop_nest.set_text(inspection.loop_nest, inspection.statement)
+        self.loop_nest.highlight_node(self.current)
 
     def _on_analysis(self, inspection: Inspection) -> None:
         self.inspection = inspection
+        self.inspector_dock.setWindowTitle("Inspector")
         if inspection.loop_nest:
-            self.loop_nest.set_text(inspection.loop_nest, inspection.statement)
+            generation, statement = self._statement
+            self.loop_nest.set_text(inspection.loop_nest, statement if generation == self._generation else "")
             self.loop_nest.highlight_node(self.current)
         else:
             self.loop_nest.set_message("The pipeline has problems: see the Log and the red nodes")
@@ -395,21 +431,29 @@ class MainWindow(QtWidgets.QMainWindow):
         self.preview.set_busy(True)
 
         def work(token: Any, progress: Any) -> PreviewResult:
-            return computer.compute(doc, node_id, scale=scale, check=token.check)
+            return computer.compute(
+                doc, node_id, scale=scale, check=token.check, progress=lambda done, total: progress(done, total, "")
+            )
 
         def failed(error: BaseException, _trace: str) -> None:
             self.preview.set_busy(False)
             text = "\n".join(error.problems) if isinstance(error, DocumentError) else str(error)
             self.preview.show_message(f"{node_id}: {text}", error=True)
 
-        self.jobs.submit("preview", work, done=self._on_preview, failed=failed)
+        shown = self.preview
+
+        def progress(done: int, total: int, _text: str) -> None:
+            shown.set_progress(done, total)
+
+        self.jobs.submit("preview", work, done=self._on_preview, failed=failed, progress=progress)
 
     def _on_preview(self, result: PreviewResult) -> None:
         self.preview.set_busy(False)
         if result.node_id != self.current:
             return
         self.preview.show_result(result.array, result.node_id, result.reference, result.reference_title)
-        timing = f"{result.node_id}: {result.seconds * 1e3:.0f} ms (compile + run)"
+        work = f"{result.runs} stage(s) run, {result.compiles} compiled" if result.runs else "all cached"
+        timing = f"{result.node_id}: {result.seconds * 1e3:.0f} ms ({work})"
         self.preview.set_note("; ".join(filter(None, [result.note, timing])))
         self.timing.setText(timing)
         if result.scale > 1:

@@ -8,7 +8,9 @@ comes from the Qt-free `nodes.display`, so what is shown is tested without a scr
 
 Live editing sends a new result on every change: the panel keeps the user's zoom, scroll,
 compare mode and histogram choice across updates, and a bad array becomes a message in the
-panel, never an exception escaping into Qt.
+panel, never an exception escaping into Qt. While a new result is being computed the last
+picture stays, dimmed, the header says it is out of date, and a progress bar counts the
+stages computed; the next result (or message) clears all three.
 """
 
 from __future__ import annotations
@@ -56,7 +58,9 @@ class PreviewPanel(QtWidgets.QWidget):
     the toolbar buttons `fit_button`, `actual_size_button`, `zoom_in_button`,
     `zoom_out_button`, `histogram_button`, the `compare_combo`, `histogram_plot` and
     `array_plot` (pyqtgraph PlotWidget), `scalar_label`, `message_label`, `title_label`,
-    `note_label`, `status_label`, `busy_indicator`."""
+    `note_label`, `status_label`, `busy_indicator`, `stale_label`."""
+
+    STALE_OPACITY = 0.4
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -70,6 +74,7 @@ class PreviewPanel(QtWidgets.QWidget):
         self._note = ""
         self._display_note = ""
         self._hover: tuple[int, int] = (-1, -1)
+        self._stale = False
         self._build()
         self.show_message("Select a node to preview it")
 
@@ -88,7 +93,12 @@ class PreviewPanel(QtWidgets.QWidget):
         self.note_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.note_label.setStyleSheet("color: palette(mid); font-size: small;")
         self.note_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
+        self.stale_label = QtWidgets.QLabel()
+        self.stale_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.stale_label.setStyleSheet("color: #c98a1b; font-size: small;")
+        self.stale_label.hide()
         header.addWidget(self.title_label, 1)
+        header.addWidget(self.stale_label)
         header.addWidget(self.note_label, 1)
         layout.addLayout(header)
 
@@ -110,6 +120,10 @@ class PreviewPanel(QtWidgets.QWidget):
         self.scalar_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         self.scalar_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.stack.addWidget(self.scalar_label)
+        self._dim = QtWidgets.QGraphicsOpacityEffect(self.stack)
+        self._dim.setOpacity(1.0)
+        self._dim.setEnabled(False)
+        self.stack.setGraphicsEffect(self._dim)
         layout.addWidget(self.stack, 1)
 
         self.status_label = QtWidgets.QLabel()
@@ -223,6 +237,7 @@ class PreviewPanel(QtWidgets.QWidget):
                 self._show_image(rgb, reference, reference_title)
         except (display.DisplayError, ValueError, TypeError) as error:
             self.show_message(f"Cannot show {title}: {error}", error=True)
+        self.set_stale(False)
 
     def show_message(self, text: str, error: bool = False) -> None:
         """No result, a readable message instead (a hint, or an error in red). The image view
@@ -238,10 +253,36 @@ class PreviewPanel(QtWidgets.QWidget):
         self._set_comparable(False, "Nothing to compare: no image is shown")
         self._update_tools()
         self._update_status()
+        self.set_stale(False)
 
     def set_busy(self, busy: bool) -> None:
         """Show or hide the busy indicator; the last result stays visible meanwhile."""
+        if busy:
+            self.busy_indicator.setRange(0, 0)  # indeterminate until progress arrives
         self.busy_indicator.setVisible(busy)
+
+    def set_progress(self, done: int, total: int) -> None:
+        """Stages computed so far out of total, while busy."""
+        if total > 0:
+            self.busy_indicator.setRange(0, total)
+            self.busy_indicator.setValue(min(done, total))
+            self.busy_indicator.setToolTip(f"Computing the preview: {done} of {total} stages")
+
+    def set_stale(self, stale: bool, why: str = "out of date") -> None:
+        """Dim the picture shown and say why it is no longer current (the document changed and
+        the new picture is being computed); False restores it."""
+        self._stale = stale
+        self._dim.setOpacity(self.STALE_OPACITY if stale else 1.0)
+        self._dim.setEnabled(stale)
+        self.stale_label.setText(f"({why} — updating…)" if stale else "")
+        self.stale_label.setVisible(stale)
+
+    def is_stale(self) -> bool:
+        return self._stale
+
+    def opacity(self) -> float:
+        """The opacity of the picture: 1 when current, less while dimmed."""
+        return self._dim.opacity() if self._dim.isEnabled() else 1.0
 
     def is_busy(self) -> bool:
         return not self.busy_indicator.isHidden()

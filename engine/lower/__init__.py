@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -67,16 +68,27 @@ def lower(pipeline: Pipeline, target: str = "host", name: str = "pipeline") -> L
 RECURSION_LIMIT = 20_000
 
 
+_recursion_lock = threading.Lock()
+_recursion_users = [0, 0]  # threads inside deep_recursion, the limit to restore after the last
+
+
 @contextmanager
 def deep_recursion():
     """Inlining builds deep expression trees (a blur of a blur of ...), and the passes and
-    the backend recurse over them."""
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+    the backend recurse over them. The limit is process-wide: it is restored only when the
+    last thread inside leaves (the editor lowers on two threads at once)."""
+    with _recursion_lock:
+        if _recursion_users[0] == 0:
+            _recursion_users[1] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_recursion_users[1], RECURSION_LIMIT))
+        _recursion_users[0] += 1
     try:
         yield
     finally:
-        sys.setrecursionlimit(limit)
+        with _recursion_lock:
+            _recursion_users[0] -= 1
+            if _recursion_users[0] == 0:
+                sys.setrecursionlimit(_recursion_users[1])
 
 
 def _lower(pipeline: Pipeline, target: str, name: str) -> LoweringResult:

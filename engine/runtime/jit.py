@@ -68,7 +68,7 @@ MEMORY_CACHE_ENTRIES = 64
 DISK_CACHE_ENTRIES = 2000  # the oldest object files beyond this many are deleted
 _OBJECT_MAGIC = b"PWOBJ1\n"
 
-_lock = threading.RLock()  # LLVM's global context and the JIT are not thread-safe
+_lock = threading.RLock()  # the JIT and the caches; LLVM compiles run in private contexts outside it
 
 
 # ------------------------------------------------------------------------------ JIT libraries
@@ -460,10 +460,16 @@ def compile_pipeline(
 
     with _lock:
         entry = _memory_cache.get(key) if cache else None
+    if entry is None:
+        # LLVM runs outside the lock, in a context of its own (compile_ir_to_object), so a
+        # long compile in one thread does not hold up a small one in another.
+        obj, from_disk = _object_code(module.ir, spec, level, use_cache=cache)
+    with _lock:
+        if entry is None and cache and key in _memory_cache:
+            entry = _memory_cache[key]  # another thread compiled it meanwhile
         library = entry.library() if entry is not None and entry.library is not None else None
         hit: str | None = "memory" if entry is not None else None
         if entry is None:
-            obj, from_disk = _object_code(module.ir, spec, level, use_cache=cache)
             hit = "disk" if from_disk else None
             try:
                 library = link(obj)
