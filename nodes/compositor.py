@@ -18,6 +18,7 @@ inputs changed and what lies downstream of them, and an undo finds every image c
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import time
 import weakref
@@ -30,7 +31,7 @@ import numpy as np
 from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, isolate
 from pixelweave.engine.reference import required_regions
 from pixelweave.engine.runtime.buffer import aligned_empty
-from pixelweave.nodes.document import Document, Problem, _format
+from pixelweave.nodes.document import Document, Problem
 from pixelweave.nodes.editing import upstream_of
 from pixelweave.nodes.errors import DocumentError, NodeError
 from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec
@@ -43,6 +44,7 @@ from pixelweave.nodes.schedule_spec import apply_schedule
 
 import pixelweave as pw
 
+KERNELS_KEPT = 512
 KERNEL_LEVEL = "fast"  # quick to compile; explicitly vectorized code runs about as fast as at "full"
 
 
@@ -74,7 +76,7 @@ class Compositor:
         self.images = ImageCache(budget)
         self.stats = CompositorStats()
         self._inputs: dict[tuple, np.ndarray] = {}
-        self._kernels: dict[str, Any] = {}  # structural key -> compiled kernel
+        self._kernels: collections.OrderedDict[str, Any] = collections.OrderedDict()  # structural key -> kernel
         self._built: dict[str, BuiltNode] = {}  # nodes of the last call, by definition and sources
         self._refused: dict[str, str] = {}  # node key -> why its schedule was not applied
         self._isolated: weakref.WeakKeyDictionary[pw.Func, dict[bool, tuple[Isolated, Any, str]]] = (
@@ -107,9 +109,9 @@ class Compositor:
         refused. Nodes whose definition and sources are unchanged since the last call are
         kept (with their Funcs, whose kernels are then known without isolating them again)."""
         keep = upstream_of(doc, node_id)
-        problems = [p for p in doc._problems() if p.node in keep and p.kind == "node"]
+        problems = doc.node_problems(keep)
         if problems:
-            raise DocumentError([_format(p) for p in problems], str(doc.path) if doc.path else None)
+            raise DocumentError(problems, str(doc.path) if doc.path else None)
         by_id = {n.id: n for n in doc.nodes if n.id in keep}
         node_keys: dict[str, str] = {}
         fresh: set[str] = set()
@@ -132,7 +134,10 @@ class Compositor:
         sub = Document(doc.name, doc.description, list(by_id.values()), doc.path)
         built = build_nodes(sub, set(), found, reuse)
         if found or node_id not in built:
-            raise DocumentError([_format(p) for p in found] or [f"node `{node_id}` could not be built"])
+            raise DocumentError(
+                [str(p.message) if p.node is None else f"node `{p.node}`: {p.message}" for p in found]
+                or [f"node `{node_id}` could not be built"]
+            )
         images = {p.name(): p for node in built.values() for p in node.image_params}
         params = {p.name: p for node in built.values() for p in node.scalar_params}
         graph = BuiltGraph(built, images, params, [])
@@ -279,6 +284,7 @@ class Compositor:
         key = isolated.pipeline.structural_key()
         compiled = self._kernels.get(key)
         if compiled is not None:
+            self._kernels.move_to_end(key)
             self.stats.kernel_hits += 1
             self._isolated.setdefault(f, {})[schedule] = (isolated, compiled, key)
             return isolated, compiled, key
@@ -296,5 +302,7 @@ class Compositor:
             self.stats.compiles += 1
             self.stats.seconds_compiling += time.perf_counter() - start
         self._kernels[key] = compiled
+        while len(self._kernels) > KERNELS_KEPT:
+            self._kernels.popitem(last=False)  # the engine's caches still have its code
         self._isolated.setdefault(f, {})[isolated.scheduled] = (isolated, compiled, key)
         return isolated, compiled, key
