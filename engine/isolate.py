@@ -22,6 +22,7 @@ from pixelweave.engine.ir.var import RDom
 from pixelweave.engine.ir.visit import mutate
 from pixelweave.engine.pipeline import Pipeline, func_definitions
 from pixelweave.engine.schedule import TailStrategy
+from pixelweave.engine.stmt import ForType
 
 OUTPUT_NAME = "out"
 
@@ -47,8 +48,8 @@ class Isolated:
 def isolate(f: Func, *, schedule: bool = True) -> Isolated:
     """A pipeline computing only f, reading its callees as inputs. With `schedule`, f's loop
     schedules (splits, reorders, vectorize, parallel) are kept, every split guarding its
-    tail (so the copy computes, and reads for, no more than the box it is asked for); where
-    f is computed is not kept (it is the output now)."""
+    tail (so the copy computes, and reads for, no more than the box it is asked for) and no
+    loop unrolled; where f is computed is not kept (it is the output now)."""
     sources: dict[str, Source] = {}
     calls: dict[tuple[str, str], E.Expr | ImageParam] = {}  # (kind, name) -> replacement
     clone = Func(OUTPUT_NAME)
@@ -115,6 +116,11 @@ def isolate(f: Func, *, schedule: bool = True) -> Isolated:
                     # Only the box asked for is computed, so only what it needs is read.
                     if split.kind == "split":
                         split.tail = TailStrategy.GUARD_WITH_IF
+                for dim in copied.schedule.dims:
+                    # The copy's extents are known only when it runs (in the pipeline, bounds
+                    # inference may make them constants): its loops are not unrolled.
+                    if dim.for_type == ForType.UNROLLED:
+                        dim.for_type = ForType.SERIAL
         _copy_storage_schedule(f, clone)
     return Isolated(clone, Pipeline([clone]), sources, schedule)
 

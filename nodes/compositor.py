@@ -19,7 +19,9 @@ inputs changed and what lies downstream of them, and an undo finds every image c
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import hashlib
+import os
 import time
 import weakref
 from collections.abc import Callable
@@ -196,6 +198,7 @@ class Compositor:
         check()
         computed: dict[str, tuple[np.ndarray, Box, str]] = {}
         stages = [f for f in pipeline.funcs if f.name() in regions]  # producers first
+        self.prepare(stages)
         for done, f in enumerate(stages):
             check()
             if progress is not None:
@@ -277,32 +280,70 @@ class Compositor:
         """f isolated and its compiled kernel (this compositor's, the engine's caches, or a
         fresh compile); an isolated schedule the engine refuses falls back to none."""
         known = self._isolated.get(f, {}).get(schedule)
-        if known is not None:
-            self.stats.kernel_hits += 1
-            return known
-        isolated = isolate(f, schedule=schedule)
-        key = isolated.pipeline.structural_key()
-        compiled = self._kernels.get(key)
-        if compiled is not None:
-            self._kernels.move_to_end(key)
-            self.stats.kernel_hits += 1
-            self._isolated.setdefault(f, {})[schedule] = (isolated, compiled, key)
-            return isolated, compiled, key
-        start = time.perf_counter()
-        try:
-            compiled = isolated.pipeline.compile("host", level=KERNEL_LEVEL)
-        except pw.ScheduleError as e:
-            notes.append(f"`{f.name()}`: its schedule is not used in the preview ({e})")
-            isolated = isolate(f, schedule=False)
+        if known is None:
+            self.prepare([f], schedule=schedule)
+            known = self._isolated[f][schedule]
+        isolated, compiled, key, note = known
+        if note and note not in notes:
+            notes.append(note)
+        return isolated, compiled, key
+
+    def prepare(self, funcs: list[pw.Func], *, schedule: bool = True) -> None:
+        """Finds or compiles the kernels of funcs; those no cache has are compiled together,
+        on as many threads as there are cores (LLVM runs without the GIL)."""
+        missing: dict[str, list[tuple[pw.Func, Isolated]]] = {}
+        for f in funcs:
+            if schedule in self._isolated.get(f, {}):
+                self.stats.kernel_hits += 1
+                continue
+            isolated = isolate(f, schedule=schedule)
             key = isolated.pipeline.structural_key()
-            compiled = isolated.pipeline.compile("host", level=KERNEL_LEVEL)
-        if compiled.from_structure_cache:
-            self.stats.kernel_hits += 1
+            compiled = self._kernels.get(key)
+            if compiled is not None:
+                self._kernels.move_to_end(key)
+                self.stats.kernel_hits += 1
+                self._isolated.setdefault(f, {})[schedule] = (isolated, compiled, key, "")
+            else:
+                missing.setdefault(key, []).append((f, isolated))
+        if not missing:
+            return
+        jobs = [group[0] for group in missing.values()]
+        workers = min(len(jobs), os.cpu_count() or 1)
+        if workers > 1:
+            with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="pixelweave-kernel") as pool:
+                results = list(pool.map(lambda job: _compile(*job), jobs))
         else:
-            self.stats.compiles += 1
-            self.stats.seconds_compiling += time.perf_counter() - start
-        self._kernels[key] = compiled
+            results = [_compile(*job) for job in jobs]
+        for group, (isolated, compiled, key, note, seconds) in zip(missing.values(), results, strict=True):
+            if compiled.from_structure_cache:
+                self.stats.kernel_hits += 1
+            else:
+                self.stats.compiles += 1
+                self.stats.seconds_compiling += seconds
+            self._kernels[key] = compiled
+            for f, own in group:
+                # Funcs that share the key share the kernel; each keeps its own inputs.
+                self._isolated.setdefault(f, {})[schedule] = (
+                    own if own.scheduled == isolated.scheduled else isolate(f, schedule=isolated.scheduled),
+                    compiled,
+                    key,
+                    note,
+                )
         while len(self._kernels) > KERNELS_KEPT:
             self._kernels.popitem(last=False)  # the engine's caches still have its code
-        self._isolated.setdefault(f, {})[isolated.scheduled] = (isolated, compiled, key)
-        return isolated, compiled, key
+
+
+def _compile(f: pw.Func, isolated: Isolated) -> tuple[Isolated, Any, str, str, float]:
+    """The kernel of an isolated Func (unscheduled when the engine refuses its schedule):
+    (isolated, compiled, key, note, seconds)."""
+    start = time.perf_counter()
+    key = isolated.pipeline.structural_key()
+    note = ""
+    try:
+        compiled = isolated.pipeline.compile("host", level=KERNEL_LEVEL)
+    except pw.ScheduleError as e:
+        note = f"`{f.name()}`: its schedule is not used in the preview ({e})"
+        isolated = isolate(f, schedule=False)
+        key = isolated.pipeline.structural_key()
+        compiled = isolated.pipeline.compile("host", level=KERNEL_LEVEL)
+    return isolated, compiled, key, note, time.perf_counter() - start
