@@ -12,7 +12,7 @@ structural key and share one compiled kernel. Param values stay run-time argumen
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.func import Func
@@ -35,6 +35,7 @@ class Source:
 
     kind: str
     name: str  # the Func, image, image variable ("in.extent.0") or Param it stands for
+    param: Param | None = field(default=None, compare=False)  # the Param itself (kind "param")
 
 
 @dataclass
@@ -71,7 +72,7 @@ def isolate(f: Func, *, schedule: bool = True) -> Isolated:
         if key not in calls:
             arg = f"{'param' if kind == 'param' else 'dim'}{sum(1 for k in calls if k[0] == kind)}"
             calls[key] = Param(node.type() if kind == "param" else Int(32), arg)
-            sources[arg] = Source(kind, node.name)
+            sources[arg] = Source(kind, node.name, owner if isinstance(owner, Param) else None)
         return calls[key]  # type: ignore[return-value]
 
     rdoms: dict[int, RDom] = {}

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.func import Definition, Func
+from pixelweave.engine.schedule import StageSchedule
 
 if TYPE_CHECKING:
     from pixelweave.engine.pipeline import Pipeline
@@ -65,7 +66,8 @@ def _definition_text(w: _Writer, d: Definition) -> str:
         bounds = ",".join(f"{w.expr(lo)}:{w.expr(extent)}" for lo, extent in d.rdom.bounds)
         parts.append(f"rdom({d.rdom.name};{bounds})")
     parts.append("pure(" + ",".join(d.pure_vars) + ")")
-    parts.append("schedule(" + repr(d.schedule) + ")")
+    schedule = d.schedule if d.schedule is not None else StageSchedule.for_definition(d)  # made lazily when lowered
+    parts.append("schedule(" + repr(schedule) + ")")
     return " ".join(parts)
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, isolate
+from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, Source, isolate
 from pixelweave.engine.reference import required_regions
 from pixelweave.engine.runtime.buffer import aligned_empty
 from pixelweave.nodes.document import Document, Problem
@@ -260,7 +260,7 @@ class Compositor:
                 args[arg] = images[source.name]
                 identity.append((arg, image_keys[source.name]))
             else:
-                args[arg] = scalars[source.name]
+                args[arg] = _scalar_value(f, source, scalars)
                 identity.append((arg, args[arg]))
         image_key = _digest("image", key, identity)
         cached = self.images.get(image_key, box)
@@ -331,6 +331,16 @@ class Compositor:
                 )
         while len(self._kernels) > KERNELS_KEPT:
             self._kernels.popitem(last=False)  # the engine's caches still have its code
+
+
+def _scalar_value(f: pw.Func, source: Source, scalars: dict[str, Any]) -> Any:
+    """The run-time value of an image size or a Param: the document's, else the Param's own."""
+    if source.name in scalars:
+        return scalars[source.name]
+    value = source.param.get() if source.param is not None else None
+    if value is None:
+        raise NodeError(f"`{f.name()}` reads parameter `{source.name}`, which has no value", f.name().split(".", 1)[0])
+    return value
 
 
 def _compile(f: pw.Func, isolated: Isolated) -> tuple[Isolated, Any, str, str, float]:
