@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pixelweave.engine.lower import lower
+from pixelweave.engine.runtime.jit import cached_loop_nest
 from pixelweave.engine.schedule import StageSchedule
 from pixelweave.engine.stmt_printer import loop_nest_to_string, stmt_to_string
 from pixelweave.nodes.document import Document
@@ -102,8 +103,13 @@ def inspect_document(doc: Document, *, statement: bool = True, check: Callable[[
         result.schedules[node_id] = built.document.node(node_id).schedule
     result.consumers = _readers(built)
     check()
+    pipeline = built.pipeline()
+    cached = None if statement else cached_loop_nest(pipeline.structural_key("host"))
+    if cached is not None:  # compiled before (undo, reopening): no need to lower again
+        result.loop_nest = cached
+        return result
     try:
-        lowering = lower(built.pipeline(), "host")  # one lowering gives both texts
+        lowering = lower(pipeline, "host")  # one lowering gives both texts
         result.loop_nest = loop_nest_to_string(lowering.loop_nest)
         if statement:
             result.statement = stmt_to_string(lowering.lowered.body)

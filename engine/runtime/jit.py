@@ -48,6 +48,7 @@ from pixelweave.engine.codegen.llvm import (
 )
 from pixelweave.engine.codegen.llvm_ir import ModuleBuilder
 from pixelweave.engine.codegen.target import (
+    LEVELS,
     TargetSpec,
     check_level,
     compile_ir_to_object,
@@ -399,6 +400,19 @@ def compiled_by_structure(
         cache_hit=f"structure-{hit}",
     )
     return native, record.loop_nest
+
+
+def cached_loop_nest(structure: str, target: str = "host") -> str | None:
+    """The loop nest printed when a pipeline of this structural key was compiled (at any
+    level, from memory or disk), or None: the inspector shows it without lowering again."""
+    spec = resolve_target(target)
+    with _lock:
+        for level in LEVELS:
+            key = structure_cache_key(structure, spec, level, False)
+            record = _structure_cache.get(key) or _read_structure_record(key)
+            if record is not None and record.loop_nest:
+                return record.loop_nest
+    return None
 
 
 def _remember_structure(key: str, record: _StructureRecord) -> None:

@@ -4,6 +4,7 @@ caches, images live under a memory budget, and compiled kernels survive the proc
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,11 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pixelweave.engine.isolate import isolate
+from pixelweave.engine.lower import lowering_count
 from pixelweave.engine.runtime.jit import clear_memory_cache
 from pixelweave.nodes.compositor import Compositor
 from pixelweave.nodes.document import Document, load_document
 from pixelweave.nodes.editing import EditSession
 from pixelweave.nodes.image_cache import ImageCache, default_budget
+from pixelweave.nodes.inspection import inspect_document
 from pixelweave.nodes.pipeline_build import build_document
 from pixelweave.nodes.preview import PreviewComputer
 
@@ -187,3 +190,19 @@ def test_isolated_stages_with_equal_definitions_share_a_kernel_key() -> None:
     wider = pw.Func("wider")
     wider[x, y] = (down[0][2 * x, y] + down[0][2 * x + 2, y]) * 0.5
     assert isolate(wider).pipeline.structural_key() != keys[0]
+
+
+def test_the_inspector_takes_the_loop_nest_of_compiled_code_without_lowering(tmp_path, monkeypatch):
+    monkeypatch.setenv("PIXELWEAVE_CACHE_DIR", str(tmp_path))
+    clear_memory_cache()
+    doc = load_document(EXAMPLES / "unsharp_mask.json")
+    fresh = inspect_document(doc)  # nothing compiled yet: it lowers
+    built = build_document(doc, check_lowering=False)
+    images = built.sample_inputs()
+    built.runner.compile(built.output_sizes(images))  # what the editor does in the background
+    clear_memory_cache()  # as after reopening: the record comes from disk
+    before = lowering_count()
+    again = inspect_document(doc, statement=False)
+    assert lowering_count() == before
+    invented = re.compile(r"\bv\d+\b")  # split names the engine numbers as it goes
+    assert again.ok and invented.sub("v", again.loop_nest) == invented.sub("v", fresh.loop_nest)
