@@ -127,7 +127,7 @@ class Pipeline:
             hit = compiled_by_structure(structure, level, profile, target)
             if hit is not None:
                 native, loop_nest = hit
-                compiled = Compiled(self, None, native, 0.0, loop_nest=loop_nest)
+                compiled = Compiled(self, None, native, 0.0, loop_nest=loop_nest, from_structure_cache=True)
                 self._compiled[key] = compiled
                 return compiled
         start = time.perf_counter()
@@ -152,6 +152,28 @@ class Pipeline:
         from pixelweave.engine.structural_key import structural_key
 
         return structural_key(self, target, self._symbol_name())
+
+    def load_native_code(self, code: Any, target: str = "host"):
+        """Adopt native code compiled for this pipeline elsewhere (`fn.native.native_code()`,
+        e.g. on a Dask client): `compile(target, code.level)` then returns it, and nothing is
+        lowered or compiled here. CompileError if its arguments are not this pipeline's."""
+        from pixelweave.engine.compiled import Compiled
+        from pixelweave.engine.runtime.jit import load_native_code
+
+        expected = {(im.name(), "buffer", str(im.type()), im.dimensions(), False) for im in self.images}
+        expected |= {(q.name, "scalar", str(q.type()), 0, False) for q in self.params}
+        expected |= {(f.name(), "buffer", str(f.type()), f.dimensions(), True) for f in self.outputs}
+        given = {(a.name, a.kind, str(a.type), a.dimensions, a.is_output) for a in code.arguments}
+        if given != expected:
+            differ = sorted(n for n, *_ in given ^ expected)
+            raise CompileError(
+                f"native code `{code.name}` was compiled for another pipeline: its arguments differ in "
+                f"{', '.join(dict.fromkeys(differ))}"
+            )
+        compiled = Compiled(self, None, load_native_code(code), 0.0)
+        profile = bool(code.profile_names)
+        self._compiled[(target, code.level, profile, self._schedule_signature())] = compiled
+        return compiled
 
     def compile_to_library(self, name: str, directory: str = ".", target: str = "host"):
         """Write NAME.o, libNAME.so and NAME.h (the C ABI: buffer descriptors, scalar
