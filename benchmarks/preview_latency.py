@@ -7,10 +7,12 @@ Each example runs in a fresh process with an empty compile cache directory, and 
 - open (cold): document open -> picture of its first output, nothing cached anywhere;
 - reopen (disk): the same in a new compositor with the in-memory caches cleared, so kernels
   come from the disk cache (what reopening a document in a new session costs);
-- edit: a structural edit of one node (the schedule of the node with the most Funcs gets
-  its first `vectorize` width changed, or a `vectorize x 4` added) -> picture, with the
-  stage kernels compiled and run for it;
-- undo: back to the document before the edit -> picture (kernels compiled, run).
+- schedule edit: the schedule of the node with the most Funcs gets its first `vectorize`
+  width changed (or a `vectorize x 4` added) -> picture, with the stage kernels compiled
+  and run for it (a schedule never changes the values, so cached images stand);
+- param edit: that node's first numeric parameter changed (a float by 10 %, an integer by
+  one) -> picture: the node's stages whose definitions changed and what lies downstream run;
+- undo (both edits) -> picture.
 """
 
 from __future__ import annotations
@@ -69,14 +71,16 @@ def one(name: str, scale: int) -> dict:
     session = EditSession(doc)
     biggest = max(built.graph.nodes, key=lambda n: len(built.graph.nodes[n].funcs))
     session.set_schedule(biggest, _edited_schedule(doc, biggest))
-    start = time.perf_counter()
-    edited = computer.compute(session.document, output, scale=scale)
-    edit_seconds = time.perf_counter() - start
+    schedule_edit = _timed(computer, session.document, output, scale)
+    param = _edited_param(session.document, biggest)
+    param_edit = None
+    if param is not None:
+        session.set_param(biggest, *param)
+        param_edit = _timed(computer, session.document, output, scale)
+        session.undo()
     session.undo()
-    start = time.perf_counter()
-    undone = computer.compute(session.document, output, scale=scale)
-    undo_seconds = time.perf_counter() - start
-    assert (undone.array == first.array).all() and (again.array == first.array).all()
+    undone = _timed(computer, session.document, output, scale)
+    assert (undone[0].array == first.array).all() and (again.array == first.array).all()
     return {
         "example": name,
         "size": "x".join(map(str, first.array.shape)),
@@ -84,13 +88,30 @@ def one(name: str, scale: int) -> dict:
         "open_compiles": first.compiles,
         "reopen_s": round(reopened, 3),
         "edited_node": biggest,
-        "edit_s": round(edit_seconds, 3),
-        "edit_compiles": edited.compiles,
-        "edit_runs": edited.runs,
-        "undo_s": round(undo_seconds, 3),
-        "undo_compiles": undone.compiles,
-        "undo_runs": undone.runs,
+        "schedule_edit": _summary(schedule_edit),
+        "param_edit": f"{param[0]}={param[1]:g}: {_summary(param_edit)}" if param and param_edit else "-",
+        "undo": _summary(undone),
     }
+
+
+def _edited_param(doc, node_id: str):
+    for name, value in sorted(doc.node(node_id).params.items()):
+        if isinstance(value, float):
+            return name, round(value * 1.1, 6)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return name, value - 1 if value > 1 else value + 1
+    return None
+
+
+def _timed(computer, doc, output: str, scale: int):
+    start = time.perf_counter()
+    result = computer.compute(doc, output, scale=scale)
+    return result, time.perf_counter() - start
+
+
+def _summary(timed) -> str:
+    result, seconds = timed
+    return f"{seconds:.3f} s ({result.compiles} compiled, {result.runs} run)"
 
 
 def main() -> None:
@@ -103,8 +124,8 @@ def main() -> None:
         print(json.dumps(one(args.one, args.scale)))
         return
     names = args.examples or sorted(p.stem for p in EXAMPLES.glob("*.json"))
-    columns = ["example", "size", "open_s", "open_compiles", "reopen_s", "edited_node", "edit_s", "edit_compiles"]
-    columns += ["edit_runs", "undo_s", "undo_compiles", "undo_runs"]
+    columns = ["example", "size", "open_s", "open_compiles", "reopen_s", "edited_node", "schedule_edit", "param_edit"]
+    columns += ["undo"]
     print(" | ".join(columns))
     for name in names:
         with tempfile.TemporaryDirectory() as cache:

@@ -58,7 +58,7 @@ class _Writer:
         return f"#{self._numbers[id(root)]}"
 
 
-def _definition_text(w: _Writer, d: Definition) -> str:
+def _definition_text(w: _Writer, d: Definition, schedules: bool) -> str:
     parts = ["args(" + ",".join(w.expr(a) for a in d.args) + ")", "value(" + w.expr(d.value) + ")"]
     if d.predicate is not None:
         parts.append("where(" + w.expr(d.predicate) + ")")
@@ -66,20 +66,23 @@ def _definition_text(w: _Writer, d: Definition) -> str:
         bounds = ",".join(f"{w.expr(lo)}:{w.expr(extent)}" for lo, extent in d.rdom.bounds)
         parts.append(f"rdom({d.rdom.name};{bounds})")
     parts.append("pure(" + ",".join(d.pure_vars) + ")")
-    schedule = d.schedule if d.schedule is not None else StageSchedule.for_definition(d)  # made lazily when lowered
-    parts.append("schedule(" + repr(schedule) + ")")
+    if schedules:
+        schedule = d.schedule if d.schedule is not None else StageSchedule.for_definition(d)  # made when lowered
+        parts.append("schedule(" + repr(schedule) + ")")
     return " ".join(parts)
 
 
-def _func_text(w: _Writer, f: Func) -> str:
-    definitions = [_definition_text(w, d) for d in [f.definition(), *f.updates()]]
-    return f"func {f.name()} call_schedule({f.schedule_of()!r}) " + " | ".join(definitions)
+def _func_text(w: _Writer, f: Func, schedules: bool) -> str:
+    definitions = [_definition_text(w, d, schedules) for d in [f.definition(), *f.updates()]]
+    placement = f" call_schedule({f.schedule_of()!r})" if schedules else ""
+    return f"func {f.name()}{placement} " + " | ".join(definitions)
 
 
-def structure_text(pipeline: Pipeline) -> str:
-    """The text the key hashes (readable, for tests and debugging)."""
+def structure_text(pipeline: Pipeline, *, schedules: bool = True) -> str:
+    """The text the key hashes (readable, for tests and debugging); without `schedules`,
+    only the algorithm (what decides the values computed, not how)."""
     w = _Writer()
-    funcs = [_func_text(w, f) for f in pipeline.funcs]
+    funcs = [_func_text(w, f, schedules) for f in pipeline.funcs]
     header = [
         "outputs " + ",".join(f.name() for f in pipeline.outputs),
         "images " + ",".join(f"{im.name()}:{im.type()}:{im.dimensions()}" for im in pipeline.images),
@@ -104,13 +107,14 @@ def _canonical_names(text: str, pipeline: Pipeline) -> str:
     return _AUTO_NAME.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
 
 
-def structural_key(pipeline: Pipeline, *parts: Any) -> str:
-    """A hex digest of the pipeline's structure and of `parts` (target, level, ...)."""
+def structural_key(pipeline: Pipeline, *parts: Any, schedules: bool = True) -> str:
+    """A hex digest of the pipeline's structure and of `parts` (target, level, ...); without
+    `schedules`, of its algorithm only (equal keys: equal values, however scheduled)."""
     h = hashlib.sha256()
-    h.update(KEY_VERSION.encode())
+    h.update(KEY_VERSION.encode() if schedules else b"algorithm:" + KEY_VERSION.encode())
     for part in parts:
         h.update(b"\0")
         h.update(str(part).encode())
     h.update(b"\0")
-    h.update(structure_text(pipeline).encode())
+    h.update(structure_text(pipeline, schedules=schedules).encode())
     return h.hexdigest()

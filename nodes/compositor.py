@@ -33,6 +33,7 @@ import numpy as np
 from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, Source, isolate
 from pixelweave.engine.reference import required_regions
 from pixelweave.engine.runtime.buffer import aligned_empty
+from pixelweave.engine.structural_key import structural_key
 from pixelweave.nodes.document import Document, Problem
 from pixelweave.nodes.editing import upstream_of
 from pixelweave.nodes.errors import DocumentError, NodeError
@@ -81,6 +82,7 @@ class Compositor:
         self._kernels: collections.OrderedDict[str, Any] = collections.OrderedDict()  # structural key -> kernel
         self._built: dict[str, BuiltNode] = {}  # nodes of the last call, by definition and sources
         self._refused: dict[str, str] = {}  # node key -> why its schedule was not applied
+        self._algorithms: weakref.WeakKeyDictionary[pw.Func, tuple[Isolated, str]] = weakref.WeakKeyDictionary()
         self._isolated: weakref.WeakKeyDictionary[pw.Func, dict[bool, tuple[Isolated, Any, str]]] = (
             weakref.WeakKeyDictionary()
         )
@@ -196,40 +198,77 @@ class Compositor:
                 scalars[f"{name}.min.{i}"] = 0
                 scalars[f"{name}.extent.{i}"] = int(array.shape[array.ndim - 1 - i])
         check()
-        computed: dict[str, tuple[np.ndarray, Box, str]] = {}
         stages = [f for f in pipeline.funcs if f.name() in regions]  # producers first
-        self.prepare(stages)
+        # What each stage's image is, before anything runs: its algorithm (a schedule never
+        # changes the values) and what it reads. Kernels are needed only for images not cached.
+        keys: dict[str, str] = {}
+        for f in stages:
+            isolated, algorithm = self._isolation(f)
+            keys[f.name()] = _digest("image", algorithm, self._identity(f, isolated, keys, image_keys, scalars))
+        self.prepare([f for f in stages if not self.images.covers(keys[f.name()], tuple(regions[f.name()]))])
+        computed: dict[str, tuple[np.ndarray, Box]] = {}
         for done, f in enumerate(stages):
             check()
             if progress is not None:
                 progress(done, len(stages))
-            computed[f.name()] = self._stage(f, tuple(regions[f.name()]), computed, images, image_keys, scalars, notes)
-        array, box, _ = computed[value.func.name()]
+            box = tuple(regions[f.name()])
+            cached = self.images.get(keys[f.name()], box)
+            if cached is not None:
+                self.stats.image_hits += 1
+                computed[f.name()] = (cached, box)
+                continue
+            out = self._stage(f, box, computed, images, scalars, notes)
+            self.images.put(keys[f.name()], out, box)
+            computed[f.name()] = (out, box)
+        array, box = computed[value.func.name()]
         window = tuple((0, n) for n in size)
         return np.ascontiguousarray(crop(array, box, window)), "; ".join(notes)
+
+    def _isolation(self, f: pw.Func) -> tuple[Isolated, str]:
+        """f isolated with its schedule, and the key of its algorithm (remembered per Func)."""
+        known = self._algorithms.get(f)
+        if known is None:
+            isolated = isolate(f)
+            known = (isolated, structural_key(isolated.pipeline, schedules=False))
+            self._algorithms[f] = known
+        return known
+
+    @staticmethod
+    def _identity(
+        f: pw.Func, isolated: Isolated, keys: dict[str, str], image_keys: dict[str, str], scalars: dict[str, Any]
+    ) -> list[tuple[str, Any]]:
+        """What the stage reads, as keys and values: its image's identity with the algorithm."""
+        identity: list[tuple[str, Any]] = []
+        for arg, source in isolated.sources.items():
+            if source.kind == "func":
+                identity.append((arg, keys[source.name]))
+            elif source.kind == "image":
+                identity.append((arg, image_keys[source.name]))
+            else:
+                identity.append((arg, _scalar_value(f, source, scalars)))
+        return identity
 
     def _stage(
         self,
         f: pw.Func,
         box: Box,
-        computed: dict[str, tuple[np.ndarray, Box, str]],
+        computed: dict[str, tuple[np.ndarray, Box]],
         images: dict[str, np.ndarray],
-        image_keys: dict[str, str],
         scalars: dict[str, Any],
         notes: list[str],
-    ) -> tuple[np.ndarray, Box, str]:
-        """Func f over box: from the image cache, or run its kernel on what it reads."""
-        isolated, compiled, key = self._kernel(f, notes)
+    ) -> np.ndarray:
+        """Func f over box, computed by its kernel from what it reads."""
+        isolated, compiled, _ = self._kernel(f, notes)
         try:
-            return self._run(f, box, isolated, compiled, key, computed, images, image_keys, scalars)
+            return self._run(f, box, isolated, compiled, computed, images, scalars)
         except pw.RuntimeFailure as e:
             if not isolated.scheduled:
                 raise NodeError(f"computing `{f.name()}` failed: {e}", f.name().split(".", 1)[0]) from None
         # Its schedule made it read outside what the fused pipeline computes: run it unscheduled.
         notes.append(f"`{f.name()}`: its schedule is not used in the preview")
-        isolated, compiled, key = self._kernel(f, notes, schedule=False)
+        isolated, compiled, _ = self._kernel(f, notes, schedule=False)
         try:
-            return self._run(f, box, isolated, compiled, key, computed, images, image_keys, scalars)
+            return self._run(f, box, isolated, compiled, computed, images, scalars)
         except pw.RuntimeFailure as e:
             raise NodeError(f"computing `{f.name()}` failed: {e}", f.name().split(".", 1)[0]) from None
 
@@ -239,42 +278,35 @@ class Compositor:
         box: Box,
         isolated: Isolated,
         compiled: Any,
-        key: str,
-        computed: dict[str, tuple[np.ndarray, Box, str]],
+        computed: dict[str, tuple[np.ndarray, Box]],
         images: dict[str, np.ndarray],
-        image_keys: dict[str, str],
         scalars: dict[str, Any],
-    ) -> tuple[np.ndarray, Box, str]:
+    ) -> np.ndarray:
         args: dict[str, Any] = {}
         mins: dict[str, list[int]] = {}
-        identity: list[tuple[str, Any]] = []
         for arg, source in isolated.sources.items():
             if source.kind == "func":
-                array, src_box, src_key = computed[source.name]
+                array, src_box = computed[source.name]
                 if array.ndim == 0:
                     args[arg] = array.item()
                 else:
                     args[arg], mins[arg] = array, [lo for lo, _ in src_box]
-                identity.append((arg, src_key))
             elif source.kind == "image":
                 args[arg] = images[source.name]
-                identity.append((arg, image_keys[source.name]))
             else:
                 args[arg] = _scalar_value(f, source, scalars)
-                identity.append((arg, args[arg]))
-        image_key = _digest("image", key, identity)
-        cached = self.images.get(image_key, box)
-        if cached is not None:
-            self.stats.image_hits += 1
-            return cached, box, image_key
         out = aligned_empty(tuple(n for _, n in reversed(box)), f.type().numpy())
+        known = {a.name for a in compiled.native.arguments}  # what the kernel does not read is no argument
         start = time.perf_counter()
-        compiled.native(args, {OUTPUT_NAME: out}, mins={**mins, OUTPUT_NAME: [lo for lo, _ in box]})
+        compiled.native(
+            {k: v for k, v in args.items() if k in known},
+            {OUTPUT_NAME: out},
+            mins={**{k: v for k, v in mins.items() if k in known}, OUTPUT_NAME: [lo for lo, _ in box]},
+        )
         self.stats.seconds_running += time.perf_counter() - start
         self.stats.runs += 1
         self.stats.ran.append(f.name())
-        self.images.put(image_key, out, box)
-        return out, box, image_key
+        return out
 
     def _kernel(self, f: pw.Func, notes: list[str], *, schedule: bool = True) -> tuple[Isolated, Any, str]:
         """f isolated and its compiled kernel (this compositor's, the engine's caches, or a
@@ -296,7 +328,7 @@ class Compositor:
             if schedule in self._isolated.get(f, {}):
                 self.stats.kernel_hits += 1
                 continue
-            isolated = isolate(f, schedule=schedule)
+            isolated = self._isolation(f)[0] if schedule else isolate(f, schedule=False)
             key = isolated.pipeline.structural_key()
             compiled = self._kernels.get(key)
             if compiled is not None:

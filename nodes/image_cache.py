@@ -87,6 +87,12 @@ class ImageCache:
             self._entries.move_to_end(key)
             return crop(entry.array, entry.box, window)
 
+    def covers(self, key: str, window: Box) -> bool:
+        """Whether image `key` is kept over all of window (without counting as a use)."""
+        with self._lock:
+            entry = self._entries.get(key)
+            return entry is not None and contains(entry.box, window)
+
     def box_of(self, key: str) -> Box | None:
         with self._lock:
             entry = self._entries.get(key)
