@@ -171,7 +171,12 @@ def test_kernels_come_from_the_disk_cache_in_a_new_process(tmp_path, monkeypatch
     reports = []
     for _ in range(2):
         done = subprocess.run(
-            [sys.executable, "-c", program], capture_output=True, text=True, timeout=300, env=dict(os.environ), check=True
+            [sys.executable, "-c", program],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ),
+            check=True,
         )
         reports.append(json.loads(done.stdout.strip().splitlines()[-1]))
     cold, warm = reports
