@@ -120,7 +120,9 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
                 f"where it is computed ({where}); legal store_at levels for {info.name} are: {options}"
             )
         store_loop = usable[0]
-    store_root = explicit_store is not None and explicit_store.is_root()
+    # store_root() of a Func computed at the root is redundant but legal: it is stored
+    # where it is computed.
+    store_root = explicit_store is not None and explicit_store.is_root() and compute_loop is not None
     stored_with_compute = not store_root and store_loop in (None, compute_loop)
 
     def compute_block(body: Stmt) -> Stmt:
