@@ -29,7 +29,10 @@ class TailStrategy(Enum):
     """What a split does when the factor does not divide the extent.
 
     AUTO is Halide's default: SHIFT_INWARDS for pure definitions, ROUND_UP for pure
-    variables of update definitions, GUARD_WITH_IF for reduction variables.
+    variables of update definitions, GUARD_WITH_IF for reduction variables. As in Halide,
+    an update refuses the strategies that would change its result: SHIFT_INWARDS anywhere
+    (it recomputes some points, and an update applied twice is not the same), and ROUND_UP
+    on a reduction variable (it iterates outside the RDom).
     """
 
     AUTO = "auto"
@@ -73,6 +76,19 @@ class LoopLevel:
         if self.kind == "at":
             return f"{self.func.name()}.{self.var}"
         return self.kind
+
+
+def resolve_tail(tail: TailStrategy, stage: int, is_rvar: bool) -> TailStrategy:
+    """The strategy AUTO stands for in stage `stage` (0: the pure definition), as Halide's."""
+    if tail != TailStrategy.AUTO:
+        return tail
+    if stage == 0:
+        return TailStrategy.SHIFT_INWARDS
+    return TailStrategy.GUARD_WITH_IF if is_rvar else TailStrategy.ROUND_UP
+
+
+def _tail_name(tail: TailStrategy) -> str:
+    return "".join(part.capitalize() for part in tail.value.split("_"))
 
 
 @dataclass
@@ -213,9 +229,27 @@ class Stage:
                 f"cannot split {old_dim.name} in {self.describe()}: it is already {old_dim.for_type.value}; "
                 "split first, then mark the new loops"
             )
+        self._check_tail(old_dim, tail)
         self.schedule.splits.append(Split("split", old_dim.name, outer_name, inner_name, factor, tail))
         dims[i : i + 1] = [Dim(inner_name, is_rvar=old_dim.is_rvar), Dim(outer_name, is_rvar=old_dim.is_rvar)]
         return self
+
+    def _check_tail(self, dim: Dim, tail: TailStrategy) -> None:
+        """Refuse, as Halide does, a tail strategy that would change an update's result."""
+        if self.index == 0 or tail == TailStrategy.AUTO:
+            return
+        what = f"split of {dim.name} in {self.describe()}"
+        if dim.is_rvar and tail != TailStrategy.GUARD_WITH_IF:
+            raise ScheduleError(
+                f"the {what} cannot use TailStrategy.{_tail_name(tail)}: {dim.name} is a reduction variable, "
+                "and iterations outside its RDom (or counted twice) would change the result; legal tail "
+                "strategies for it are GuardWithIf and Auto"
+            )
+        if tail == TailStrategy.SHIFT_INWARDS:
+            raise ScheduleError(
+                f"the {what} cannot use TailStrategy.ShiftInwards: it computes some points twice, which changes "
+                "the result of an update definition; legal tail strategies here are RoundUp, GuardWithIf and Auto"
+            )
 
     def fuse(self, inner: Any, outer: Any, fused: Any) -> Stage:
         """Merge two adjacent loops (outer directly outside inner) into one."""

@@ -14,7 +14,7 @@ from pixelweave.engine.ir.types import Int
 from pixelweave.engine.ir.visit import substitute
 from pixelweave.engine.lower.context import FuncInfo
 from pixelweave.engine.lower.simplify import simplify
-from pixelweave.engine.schedule import Split, TailStrategy
+from pixelweave.engine.schedule import Split, TailStrategy, resolve_tail
 from pixelweave.engine.stmt import For, ForType, IfThenElse, LetStmt, ProducerConsumer, Provide, Stmt, make_block
 
 I32 = Int(32)
@@ -40,14 +40,6 @@ def build_produce(info: FuncInfo) -> Stmt:
     """produce f { stage 0 loops; stage 1 loops; ... }"""
     nests = [build_stage(info, k) for k in range(len(info.stages))]
     return ProducerConsumer(info.name, True, make_block(nests))
-
-
-def resolve_tail(tail: TailStrategy, stage: int, is_rvar: bool) -> TailStrategy:
-    if tail != TailStrategy.AUTO:
-        return tail
-    if stage == 0:
-        return TailStrategy.SHIFT_INWARDS
-    return TailStrategy.GUARD_WITH_IF if is_rvar else TailStrategy.ROUND_UP
 
 
 def build_stage(info: FuncInfo, k: int) -> Stmt:
