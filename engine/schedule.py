@@ -101,6 +101,7 @@ class Split:
     inner: str
     factor: int = 1
     tail: TailStrategy = TailStrategy.AUTO
+    is_rvar: bool = False  # it splits a reduction variable (or a loop made from one)
 
 
 @dataclass
@@ -230,7 +231,9 @@ class Stage:
                 "split first, then mark the new loops"
             )
         self._check_tail(old_dim, tail)
-        self.schedule.splits.append(Split("split", old_dim.name, outer_name, inner_name, factor, tail))
+        self.schedule.splits.append(
+            Split("split", old_dim.name, outer_name, inner_name, factor, tail, is_rvar=old_dim.is_rvar)
+        )
         dims[i : i + 1] = [Dim(inner_name, is_rvar=old_dim.is_rvar), Dim(outer_name, is_rvar=old_dim.is_rvar)]
         return self
 
@@ -264,7 +267,7 @@ class Stage:
             raise ScheduleError(f"cannot fuse a pure variable with a reduction variable in {self.describe()}")
         name = var_name(fused)
         self._check_new_name(name)
-        self.schedule.splits.append(Split("fuse", name, dims[j].name, dims[i].name))
+        self.schedule.splits.append(Split("fuse", name, dims[j].name, dims[i].name, is_rvar=dims[i].is_rvar))
         dims[i : j + 1] = [Dim(name, is_rvar=dims[i].is_rvar)]
         return self
 

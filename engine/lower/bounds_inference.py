@@ -105,7 +105,8 @@ def _explicit_bound_asserts(info: FuncInfo, consumer_box: Box, bound_box: Box) -
         checks.append(
             AssertStmt(
                 simplify(E.And(E.GE(need.lo, have.lo), E.LE(need.hi, have.hi))),
-                f"Func `{info.name}` is read over [{{}}, {{}}] in {label}, outside the bound() it was given, "
+                f"Func `{info.func.name()}` is {'requested or read' if info.computes_output else 'read'} over "
+                f"[{{}}, {{}}] in {label}, outside the bound() it was given, "
                 "[{}, {}]",
                 (need.lo, need.hi, have.lo, have.hi),
             )

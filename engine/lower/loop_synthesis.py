@@ -58,7 +58,7 @@ def build_stage(info: FuncInfo, k: int) -> Stmt:
     lets: list[tuple[str, E.Expr]] = []  # in split order: the first split's let is innermost
     guards: list[E.Expr] = []
     for split in sched.splits:
-        _apply_split(split, bounds, lets, guards, k, split.old in is_rvar or _derived_rvar(split, sched))
+        _apply_split(split, bounds, lets, guards, k, split.is_rvar or split.old in is_rvar)
     # The innermost statement: the definition with variables renamed to loop names.
     renames = {v: var(prefix + v) for v in originals}
     value = substitute(d.value, renames)
@@ -81,13 +81,6 @@ def build_stage(info: FuncInfo, k: int) -> Stmt:
             body,
         )
     return body
-
-
-def _derived_rvar(split: Split, sched) -> bool:
-    for d in sched.dims:
-        if d.name in (split.outer, split.inner):
-            return d.is_rvar
-    return False
 
 
 def _prefixed(e: E.Expr, prefix: str, bounds: dict) -> E.Expr:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.errors import RuntimeFailure, ScheduleError
 
 import pixelweave as pw
 
@@ -76,3 +76,46 @@ def test_case2_rvar_split_counts_each_iteration_once(tail):
     ro, ri = pw.RVar("ro"), pw.RVar("ri")
     total.update(0).split(r.x, ro, ri, 4, tail)
     np.testing.assert_array_equal(same(pw.Pipeline(total), [3]), 45 + 10 * np.arange(3))
+
+
+@pytest.mark.parametrize("width", [61, 64, 3])
+def test_case3_vectorized_update_of_an_output_of_any_width(width):
+    x = pw.Var("x")
+    col = pw.Func("col")
+    r = pw.RDom([(0, 3)])
+    col[x] = x
+    col[x] += r.x * x
+    col.update(0).vectorize(x, 8)
+    np.testing.assert_array_equal(same(pw.Pipeline(col), [width]), 4 * np.arange(width))
+
+
+def test_case3_round_up_split_of_an_output_computes_the_requested_region():
+    x, y = pw.Var("x"), pw.Var("y")
+    xo, xi = pw.Var("xo"), pw.Var("xi")
+    f = pw.Func("f")
+    f[x, y] = x * 10 + y
+    f.split(x, xo, xi, 8, pw.TailStrategy.RoundUp).vectorize(xi)
+    same(pw.Pipeline(f), [13, 3])
+
+
+def test_case6_bound_of_an_output_smaller_than_the_request_is_a_runtime_failure():
+    x = pw.Var("x")
+    f = pw.Func("f")
+    f[x] = x
+    f.bound(x, 0, 1)
+    fn = pw.Pipeline(f).compile(level="fast")
+    with pytest.raises(
+        RuntimeFailure,
+        match=r"Func `f` is requested or read over \[0, 9\] in x .*outside the bound\(\) "
+        r"it was given, \[0, 0\]",
+    ):
+        fn([10], {})
+    np.testing.assert_array_equal(fn([1], {}), [0])
+
+
+def test_case6_bound_of_an_output_larger_than_the_request_computes_the_request():
+    x = pw.Var("x")
+    f = pw.Func("f")
+    f[x] = x * 3
+    f.bound(x, 0, 10)
+    np.testing.assert_array_equal(same(pw.Pipeline(f), [4]), [0, 3, 6, 9])
