@@ -119,3 +119,27 @@ def test_case6_bound_of_an_output_larger_than_the_request_computes_the_request()
     f[x] = x * 3
     f.bound(x, 0, 10)
     np.testing.assert_array_equal(same(pw.Pipeline(f), [4]), [0, 3, 6, 9])
+
+
+def test_case7_augmented_assignment_to_a_saved_reference_builds_an_expression():
+    x = pw.Var("x")
+    f, g = pw.Func("f"), pw.Func("g")
+    f[x] = x
+    ref = f[x]
+    ref += 10
+    ref += 1
+    g[x] = ref
+    assert f.num_update_definitions() == 0 and g.defined()
+    np.testing.assert_array_equal(same(pw.Pipeline(g), [5]), np.arange(5) + 11)
+
+
+def test_case7_augmented_assignment_to_a_func_is_still_an_update():
+    x = pw.Var("x")
+    f, total = pw.Func("f"), pw.Func("total")
+    f[x] = pw.u8(x)
+    f[x] += 3
+    f[x] *= 2
+    total[x] += pw.i32(x) * 2  # an undefined Func starts from the identity
+    assert f.num_update_definitions() == 2 and total.num_update_definitions() == 1
+    np.testing.assert_array_equal(same(pw.Pipeline(f), [4]), [6, 8, 10, 12])
+    np.testing.assert_array_equal(same(pw.Pipeline(total), [3]), [0, 2, 4])
