@@ -120,6 +120,8 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
                 f"where it is computed ({where}); legal store_at levels for {info.name} are: {options}"
             )
         store_loop = usable[0]
+    if compute_loop is not None and (explicit_store is not None and not explicit_store.is_inline()):
+        _check_no_shared_storage(info.name, stmt, legal, store_loop, compute_loop)
     # store_root() of a Func computed at the root is redundant but legal: it is stored
     # where it is computed.
     store_root = explicit_store is not None and explicit_store.is_root() and compute_loop is not None
@@ -140,6 +142,30 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
     if not stored_with_compute:
         return _InjectAt(store_loop, realize).mutate(stmt)
     return stmt
+
+
+_SHARING_LOOPS = (ForType.PARALLEL, ForType.VECTORIZED, ForType.GPU_BLOCK)
+
+
+def _check_no_shared_storage(
+    name: str, stmt: Stmt, legal: list[str], store_loop: str | None, compute_loop: str
+) -> None:
+    """Refuse, as Halide does, storage outside a parallel (vectorized, GPU block) loop that
+    the computation is inside: its iterations would share one buffer and race."""
+    for_types = {s.name: s.for_type for s in walk_stmt(stmt) if isinstance(s, For)}
+    start = legal.index(store_loop) + 1 if store_loop is not None else 0
+    between = legal[start : legal.index(compute_loop) + 1]
+    sharing = [loop for loop in between if for_types.get(loop) in _SHARING_LOOPS]
+    if not sharing:
+        return
+    loop = sharing[-1]
+    kind = "parallel" if for_types[loop] == ForType.PARALLEL else for_types[loop].value
+    options = ", ".join(_user_level(n) for n in legal[legal.index(loop) : legal.index(compute_loop) + 1])
+    raise ScheduleError(
+        f"Func `{name}` is stored outside the {kind} loop {_user_level(loop)} but computed inside it, so its "
+        f"iterations would share one buffer (a race); legal store_at levels for {name} computed at "
+        f"{_user_level(compute_loop)} are: {options} (or compute it outside {_user_level(loop)})"
+    )
 
 
 class _InjectAt(StmtMutator):

@@ -143,3 +143,35 @@ def test_case7_augmented_assignment_to_a_func_is_still_an_update():
     assert f.num_update_definitions() == 2 and total.num_update_definitions() == 1
     np.testing.assert_array_equal(same(pw.Pipeline(f), [4]), [6, 8, 10, 12])
     np.testing.assert_array_equal(same(pw.Pipeline(total), [3]), [0, 2, 4])
+
+
+def _sliding_pair():
+    x, y = pw.Var("x"), pw.Var("y")
+    h, out = pw.Func("h"), pw.Func("out")
+    h[x, y] = x + y * 7
+    out[x, y] = h[x, y] + h[x + 1, y + 1]
+    return h, out, x, y
+
+
+def test_case5_storage_shared_by_the_iterations_of_a_parallel_loop_is_refused():
+    h, out, x, y = _sliding_pair()
+    out.parallel(x)
+    h.store_at(out, y).compute_at(out, x)
+    with pytest.raises(
+        ScheduleError,
+        match=r"Func `h` is stored outside the parallel loop out.x but computed inside it.*legal store_at levels "
+        r"for h computed at out.x are: out.x",
+    ):
+        pw.Pipeline(out).compile(level="fast")
+    h, out, x, y = _sliding_pair()
+    out.parallel(y)
+    h.store_root().compute_at(out, x)
+    with pytest.raises(ScheduleError, match=r"stored outside the parallel loop out.y .* are: out.y, out.x"):
+        pw.Pipeline(out).compile(level="fast")
+
+
+def test_case5_storage_inside_the_parallel_loop_is_legal():
+    h, out, x, y = _sliding_pair()
+    out.parallel(y)
+    h.store_at(out, y).compute_at(out, x)
+    same(pw.Pipeline(out), [16, 16])

@@ -185,3 +185,11 @@ def test_round_up_on_a_reduction_variable():
     f[x] += r.x
     with pytest.raises(ScheduleError, match=r"cannot use TailStrategy.RoundUp: .* reduction variable.*GuardWithIf"):
         f.update(0).split(r.x, pw.RVar("ro"), pw.RVar("ri"), 4, pw.TailStrategy.RoundUp)
+
+
+def test_storage_outside_a_parallel_loop_the_computation_is_inside():
+    f, g, x, y = two_stage()
+    g.parallel(y)
+    f.store_root().compute_at(g, y)
+    with pytest.raises(ScheduleError, match=r"`f` is stored outside the parallel loop g\.y but computed inside it"):
+        pw.Pipeline(g).loop_nest()
