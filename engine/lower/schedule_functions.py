@@ -101,10 +101,13 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
         candidates = _loop_names(ctx, compute, info.name)
         usable = [c for c in candidates if c in legal]
         if not usable:
-            raise ScheduleError(
-                f"Func `{info.name}` cannot be computed at {_user_level(candidates[0])}: that loop does not "
-                f"enclose every use of `{info.name}`; legal compute_at levels for {info.name} are: {legal_text}"
-            )
+            sites = _compute_sites(stmt, info.name, candidates)
+            if sites is None:
+                raise ScheduleError(
+                    f"Func `{info.name}` cannot be computed at {_user_level(candidates[0])}: that loop does not "
+                    f"enclose every use of `{info.name}`; legal compute_at levels for {info.name} are: {legal_text}"
+                )
+            return _inject_at_every_site(ctx, info, stmt, produce, sites)
         compute_loop = usable[0]
     explicit_store = info.schedule.store_level
     store_loop = None
@@ -144,6 +147,37 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
     return stmt
 
 
+def _compute_sites(stmt: Stmt, name: str, candidates: list[str]) -> set[str] | None:
+    """The loops of a compute_at level that together enclose every use of `name` (one per
+    stage of a consumer that uses it, as in Halide), or None if some use is outside them."""
+    sites: set[str] = set()
+    for path in _uses(stmt, name):
+        inside = [c for c in candidates if c in path]
+        if not inside:
+            return None
+        sites.add(inside[0])
+    return sites or None
+
+
+def _inject_at_every_site(ctx: LoweringContext, info: FuncInfo, stmt: Stmt, produce: Stmt, sites: set[str]) -> Stmt:
+    """Compute (and store) the Func inside each of the loops: once per consumer stage."""
+    store = info.schedule.store_level
+    if store is not None and not (store.kind == "at" and set(_loop_names(ctx, store, info.name)) & sites):
+        where = _user_level(min(sites))
+        raise ScheduleError(
+            f"Func `{info.name}` is computed at {where} separately in each of the loops of that name that use it "
+            f"(one per consumer stage), so it can only be stored where it is computed: the legal store_at level "
+            f"for {info.name} is {where} (or leave store_at out)"
+        )
+
+    def compute_block(body: Stmt) -> Stmt:
+        return Realize(info.name, info.type, (), make_block([produce, ProducerConsumer(info.name, False, body)]))
+
+    for site in sorted(sites):
+        stmt = _InjectAt(site, compute_block, every=True).mutate(stmt)
+    return stmt
+
+
 _SHARING_LOOPS = (ForType.PARALLEL, ForType.VECTORIZED, ForType.GPU_BLOCK)
 
 
@@ -171,14 +205,15 @@ def _check_no_shared_storage(
 class _InjectAt(StmtMutator):
     """Wrap the body of the loop with the given name."""
 
-    def __init__(self, loop: str, wrap) -> None:
+    def __init__(self, loop: str, wrap, every: bool = False) -> None:
         self.loop = loop
         self.wrap = wrap
+        self.every = every  # every loop of that name (a consumer computed at several sites)
         self.found = False
 
     def visit_For(self, s: For) -> Stmt:  # noqa: N802 - visitor naming
         body = self.mutate(s.body)
-        if s.name == self.loop and not self.found:
+        if s.name == self.loop and (self.every or not self.found):
             self.found = True
             body = self.wrap(body)
         if body is s.body:

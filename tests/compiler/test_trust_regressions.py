@@ -175,3 +175,34 @@ def test_case5_storage_inside_the_parallel_loop_is_legal():
     out.parallel(y)
     h.store_at(out, y).compute_at(out, x)
     same(pw.Pipeline(out), [16, 16])
+
+
+def _used_by_two_stages():
+    x, y = pw.Var("x"), pw.Var("y")
+    p, g, f = pw.Func("p"), pw.Func("g"), pw.Func("f")
+    p[x, y] = x * 2 + y
+    g[x, y] = p[x, y] + p[x + 2, y]
+    f[x, y] = g[x, y]
+    f[x, y] += g[x + 1, y - 1]
+    return p, g, f, x, y
+
+
+def test_case9_compute_at_a_consumer_whose_two_stages_use_it():
+    p, g, f, x, y = _used_by_two_stages()
+    g.compute_at(f, y)
+    same(pw.Pipeline(f), [13, 5])
+    p, g, f, x, y = _used_by_two_stages()
+    g.compute_at(f, y).vectorize(x, 4)
+    p.compute_at(g, y)  # a producer of the Func computed once per stage goes with each copy
+    f.update(0).vectorize(x, 4)
+    same(pw.Pipeline(f), [13, 5])
+
+
+def test_case9_storage_outside_the_per_stage_copies_is_refused_clearly():
+    p, g, f, x, y = _used_by_two_stages()
+    g.compute_at(f, y).store_root()
+    with pytest.raises(
+        ScheduleError,
+        match=r"Func `g` is computed at f.y separately in each of the loops .* the legal store_at level for g is f.y",
+    ):
+        pw.Pipeline(f).compile(level="fast")
