@@ -121,10 +121,19 @@ def _apply_split(split: Split, bounds: dict, lets: list, guards: list, stage: in
         outer_min, outer_extent = bounds[split.outer]
         fused = loop_var(split.old)
         bounds[split.old] = (E.Const(I32, 0), simplify(inner_extent * outer_extent))
-        lets.append((split.inner, simplify(inner_min + fused % inner_extent)))
-        lets.append((split.outer, simplify(outer_min + fused / inner_extent)))
+        # The clamps never change a value; they tell interval analysis (bounds inference,
+        # allocation sizes) the exact range of each recovered loop, which it cannot derive
+        # from a division and a modulo by an extent known only at run time.
+        inner = _within(simplify(inner_min + fused % inner_extent), inner_min, inner_extent)
+        outer = _within(simplify(outer_min + fused / inner_extent), outer_min, outer_extent)
+        lets.append((split.inner, inner))
+        lets.append((split.outer, outer))
     else:
         raise ScheduleError(f"unknown split kind {split.kind}")
+
+
+def _within(value: E.Expr, lo: E.Expr, extent: E.Expr) -> E.Expr:
+    return simplify(E.Min(E.Max(value, lo), simplify(lo + extent - 1)))
 
 
 def is_gpu(for_type: ForType) -> bool:

@@ -206,3 +206,39 @@ def test_case9_storage_outside_the_per_stage_copies_is_refused_clearly():
         match=r"Func `g` is computed at f.y separately in each of the loops .* the legal store_at level for g is f.y",
     ):
         pw.Pipeline(f).compile(level="fast")
+
+
+def _three_stage():
+    x, y = pw.Var("x"), pw.Var("y")
+    g, f, out = pw.Func("g"), pw.Func("f"), pw.Func("out")
+    g[x, y] = x + y * 3
+    f[x, y] = g[x, y] + g[x + 1, y]
+    out[x, y] = f[x, y] + f[x, y + 1]
+    return g, f, out, x, y
+
+
+def test_case4_fuse_after_vectorize_inside_a_func_computed_at_another():
+    g, f, out, x, y = _three_stage()
+    xo, xi, xy = pw.Var("xo"), pw.Var("xi"), pw.Var("xy")
+    out.split(x, xo, xi, 8)
+    f.compute_at(out, xo).store_at(out, y).vectorize(x, 4).fuse(x, y, xy)
+    same(pw.Pipeline(out), [61, 7])
+
+
+def test_case4_fuse_after_split_with_a_sliding_window():
+    g, f, out, x, y = _three_stage()
+    xo, yo, xi, yi = pw.Var("xo"), pw.Var("yo"), pw.Var("xi"), pw.Var("yi")
+    out.tile(x, y, xo, yo, xi, yi, 8, 2)
+    fx, fi, fu = pw.Var("fx"), pw.Var("fi"), pw.Var("fu")
+    f.compute_at(out, yi).store_at(out, yo).split(x, fx, fi, 4).fuse(fx, y, fu)
+    g.compute_root()
+    same(pw.Pipeline(out), [8, 5])
+
+
+@pytest.mark.parametrize("level", ["y", "x"])
+def test_case4_producer_computed_inside_a_fused_loop(level):
+    g, f, out, x, y = _three_stage()
+    fu = pw.Var("fu")
+    f.compute_at(out, level).fuse(x, y, fu)
+    g.compute_at(f, fu)
+    same(pw.Pipeline(out), [13, 5])
