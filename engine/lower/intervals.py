@@ -253,6 +253,12 @@ def _intrinsic_interval(e: E.Call, go) -> SymInterval:
                 lo, hi = a.lo.value << amount, a.hi.value << amount
                 if t.min() <= lo and hi <= t.max():
                     return SymInterval(E.Const(t, lo), E.Const(t, hi))
+    if e.name in ("floor", "ceil", "round", "trunc") and args[0].is_bounded():
+        # Non-decreasing: the ends map to the ends (computed at run time in the same type).
+        lo, hi = args[0].lo, args[0].hi
+        return SymInterval(
+            simplify(E.Call(t, e.name, (lo,), "intrinsic")), simplify(E.Call(t, e.name, (hi,), "intrinsic"))
+        )
     if e.name in ("abs", "absd") and not t.is_float():
         return SymInterval(E.Const(t, 0), type_interval(t).hi)
     return type_interval(t)

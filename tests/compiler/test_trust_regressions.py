@@ -242,3 +242,16 @@ def test_case4_producer_computed_inside_a_fused_loop(level):
     f.compute_at(out, level).fuse(x, y, fu)
     g.compute_at(f, fu)
     same(pw.Pipeline(out), [13, 5])
+
+
+@pytest.mark.parametrize(("rounding", "size", "last"), [(pw.round, 46, 96), (pw.floor, 91, 189)])
+def test_case8_float32_rounded_index_is_bounded_like_the_hardware_rounds(rounding, size, last):
+    # float32(45) * float32(0.7) is exactly 31.5 in float32 (rounds to 32) but 31.4999... in
+    # float64; the reference's interval analysis must follow float32 arithmetic.
+    x = pw.Var("x")
+    lut, f = pw.Func("lut"), pw.Func("f")
+    lut[x] = x * 3
+    f[x] = lut[pw.i32(rounding(pw.f32(x) * pw.f32(0.7)))]
+    lut.compute_root()
+    out = same(pw.Pipeline(f), [size])
+    assert out[-1] == last  # Halide 21 computes the same
