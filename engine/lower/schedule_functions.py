@@ -160,22 +160,47 @@ def _compute_sites(stmt: Stmt, name: str, candidates: list[str]) -> set[str] | N
 
 
 def _inject_at_every_site(ctx: LoweringContext, info: FuncInfo, stmt: Stmt, produce: Stmt, sites: set[str]) -> Stmt:
-    """Compute (and store) the Func inside each of the loops: once per consumer stage."""
+    """Compute the Func inside each of the loops: once per consumer stage that uses it, as
+    Halide does. It is stored with each copy, or once at a store level enclosing them all
+    (then without a sliding window)."""
     store = info.schedule.store_level
-    if store is not None and not (store.kind == "at" and set(_loop_names(ctx, store, info.name)) & sites):
-        where = _user_level(min(sites))
-        raise ScheduleError(
-            f"Func `{info.name}` is computed at {where} separately in each of the loops of that name that use it "
-            f"(one per consumer stage), so it can only be stored where it is computed: the legal store_at level "
-            f"for {info.name} is {where} (or leave store_at out)"
-        )
+    paths = _uses(stmt, info.name)
+    store_loops: set[str] = set()
+    if store is not None and store.kind == "at":
+        candidates = _loop_names(ctx, store, info.name)
+        for path in paths:
+            site = next(c for c in path if c in sites)
+            outside = [c for c in candidates if c in path[: path.index(site) + 1]]
+            if not outside:
+                where = _user_level(min(sites))
+                raise ScheduleError(
+                    f"Func `{info.name}` is stored at {_user_level(candidates[0])}, which is not at or outside where "
+                    f"it is computed ({where}, in each loop of that name that uses it); legal store_at levels for "
+                    f"{info.name} are: root, {where} or a loop of the same consumer outside {where}"
+                )
+            store_loops.add(outside[0])
+        store_loops -= sites
+    store_root = store is not None and store.is_root()
+    shared = store_root or bool(store_loops)
+    if shared:
+        ctx.computed_per_stage.add(info.name)
+        for path in paths:
+            site = next(c for c in path if c in sites)
+            store_at = next((c for c in path if c in store_loops), None)
+            _check_no_shared_storage(info.name, stmt, path, store_at, site)
 
     def compute_block(body: Stmt) -> Stmt:
-        return Realize(info.name, info.type, (), make_block([produce, ProducerConsumer(info.name, False, body)]))
+        block = make_block([produce, ProducerConsumer(info.name, False, body)])
+        return block if shared else Realize(info.name, info.type, (), block)
+
+    def realize(body: Stmt) -> Stmt:
+        return Realize(info.name, info.type, (), body)
 
     for site in sorted(sites):
         stmt = _InjectAt(site, compute_block, every=True).mutate(stmt)
-    return stmt
+    for loop in sorted(store_loops):
+        stmt = _InjectAt(loop, realize, every=True).mutate(stmt)
+    return realize(stmt) if store_root else stmt
 
 
 _SHARING_LOOPS = (ForType.PARALLEL, ForType.VECTORIZED, ForType.GPU_BLOCK)

@@ -198,12 +198,22 @@ def test_case9_compute_at_a_consumer_whose_two_stages_use_it():
     same(pw.Pipeline(f), [13, 5])
 
 
-def test_case9_storage_outside_the_per_stage_copies_is_refused_clearly():
+@pytest.mark.parametrize("store", ["root", "y"])
+def test_case9_one_storage_outside_the_per_stage_copies(store):
     p, g, f, x, y = _used_by_two_stages()
-    g.compute_at(f, y).store_root()
+    g.compute_at(f, x)
+    g.store_root() if store == "root" else g.store_at(f, y)
+    p.compute_at(g, y)
+    same(pw.Pipeline(f), [13, 9])
+
+
+def test_case9_storage_inside_the_per_stage_copies_is_refused_clearly():
+    p, g, f, x, y = _used_by_two_stages()
+    g.compute_at(f, y).store_at(f, x)
     with pytest.raises(
         ScheduleError,
-        match=r"Func `g` is computed at f.y separately in each of the loops .* the legal store_at level for g is f.y",
+        match=r"Func `g` is stored at f.x, which is not at or outside where it is computed \(f.y, in each loop of that "
+        r"name that uses it\); legal store_at levels for g are: root, f.y or a loop of the same consumer outside f.y",
     ):
         pw.Pipeline(f).compile(level="fast")
 
