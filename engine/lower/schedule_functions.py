@@ -19,9 +19,21 @@ from pixelweave.engine.stmt_visit import StmtMutator, walk_stmt
 
 def schedule_functions(ctx: LoweringContext) -> Stmt:
     stmt: Stmt = no_op()
-    for info in reversed(ctx.funcs):
-        stmt = _inject(ctx, info, stmt)
+    try:
+        for info in reversed(ctx.funcs):
+            stmt = _inject(ctx, info, stmt)
+    except ScheduleError as err:
+        raise ScheduleError(_user_names(ctx, str(err))) from None
     return stmt
+
+
+def _user_names(ctx: LoweringContext, message: str) -> str:
+    """An output computed into scratch storage has an internal name; messages use the user's."""
+    for info in ctx.funcs:
+        if info.computes_output:
+            user = info.func.name()
+            message = message.replace(f"`{info.name}`", f"`{user}`").replace(f"{info.name}.", f"{user}.")
+    return message
 
 
 def _loop_names(ctx: LoweringContext, level: LoopLevel, user: str) -> list[str]:

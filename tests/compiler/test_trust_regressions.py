@@ -98,6 +98,19 @@ def test_case3_round_up_split_of_an_output_computes_the_requested_region():
     same(pw.Pipeline(f), [13, 3])
 
 
+def test_case3_refusals_name_the_output_not_its_scratch_storage():
+    x, y = pw.Var("x"), pw.Var("y")
+    xo, xi = pw.Var("xo"), pw.Var("xi")
+    g, out = pw.Func("g"), pw.Func("out")
+    g[x, y] = x + y
+    out[x, y] = g[x, y] + g[x, y + 1]
+    out.split(x, xo, xi, 8, pw.TailStrategy.RoundUp)
+    g.compute_at(out, xo).store_at(out, xi)
+    with pytest.raises(ScheduleError, match=r"Func `g` is stored at out.x.xi, which is not at or outside") as err:
+        pw.Pipeline(out).compile(level="fast")
+    assert "computed" not in str(err.value).split("legal")[1]
+
+
 def test_case6_bound_of_an_output_smaller_than_the_request_is_a_runtime_failure():
     x = pw.Var("x")
     f = pw.Func("f")
