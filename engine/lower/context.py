@@ -164,11 +164,15 @@ def _validate_call_schedule(ctx: LoweringContext, info: FuncInfo) -> None:
     sched = info.schedule
     name = info.name
     if info.is_output and not sched.compute_level.is_inline() and not sched.compute_level.is_root():
-        raise ScheduleError(f"Func `{name}` is an output of the pipeline, so it is always computed at the root")
+        raise ScheduleError(
+            f"Func `{name}` is an output of the pipeline, so it is always computed at the root; "
+            f"remove its compute_at({sched.compute_level.func.name()}, {sched.compute_level.var})"
+        )
     if info.is_inlined():
         if sched.store_level is not None and not sched.store_level.is_inline():
             raise ScheduleError(
-                f"Func `{name}` is computed inline, so it has no storage to place with store_at/store_root"
+                f"Func `{name}` is computed inline, so it has no storage to place with store_at/store_root; "
+                "give it compute_root() or compute_at() first"
             )
         for stage in info.stages:
             touched = [d.name for d in stage.schedule.dims if d.for_type.value != "for"] + [
@@ -185,7 +189,8 @@ def _validate_call_schedule(ctx: LoweringContext, info: FuncInfo) -> None:
                 ctx.info(level.func)
             except KeyError:
                 raise ScheduleError(
-                    f"Func `{name}` is scheduled at a loop of `{level.func.name()}`, which is not part of this pipeline"
+                    f"Func `{name}` is scheduled at a loop of `{level.func.name()}`, which is not part of this "
+                    "pipeline; legal levels are the root or a loop of a Func of the pipeline that uses it"
                 ) from None
 
 
