@@ -258,6 +258,18 @@ def test_case4_fuse_after_split_with_a_sliding_window():
     same(pw.Pipeline(out), [8, 5])
 
 
+def test_case4_fuse_whose_extent_varies_with_the_consumer_loop_is_accepted():
+    # Once refused: "a coordinate used to call it has no bounds".
+    x, y = pw.Var("x"), pw.Var("y")
+    g, f, out = pw.Func("g"), pw.Func("f"), pw.Func("out")
+    g[x, y] = x + y * 3
+    f[x, y] = g[x, y] + g[x + 1, y]
+    out[x, y] = f[x + y, y] + f[x, y + 1]
+    f.compute_at(out, y).fuse(x, y, pw.Var("fu"))
+    g.compute_root()
+    same(pw.Pipeline(out), [10, 6])
+
+
 @pytest.mark.parametrize("level", ["y", "x"])
 def test_case4_producer_computed_inside_a_fused_loop(level):
     g, f, out, x, y = _three_stage()
