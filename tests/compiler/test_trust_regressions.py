@@ -111,126 +111,6 @@ def test_case3_refusals_name_the_output_not_its_scratch_storage():
     assert "computed" not in str(err.value).split("legal")[1]
 
 
-def test_case6_bound_of_an_output_smaller_than_the_request_is_a_runtime_failure():
-    x = pw.Var("x")
-    f = pw.Func("f")
-    f[x] = x
-    f.bound(x, 0, 1)
-    fn = pw.Pipeline(f).compile(level="fast")
-    with pytest.raises(
-        RuntimeFailure,
-        match=r"Func `f` is requested or read over \[0, 9\] in x .*outside the bound\(\) "
-        r"it was given, \[0, 0\]",
-    ):
-        fn([10], {})
-    np.testing.assert_array_equal(fn([1], {}), [0])
-
-
-def test_case6_bound_of_an_output_larger_than_the_request_computes_the_request():
-    x = pw.Var("x")
-    f = pw.Func("f")
-    f[x] = x * 3
-    f.bound(x, 0, 10)
-    np.testing.assert_array_equal(same(pw.Pipeline(f), [4]), [0, 3, 6, 9])
-
-
-def test_case7_augmented_assignment_to_a_saved_reference_builds_an_expression():
-    x = pw.Var("x")
-    f, g = pw.Func("f"), pw.Func("g")
-    f[x] = x
-    ref = f[x]
-    ref += 10
-    ref += 1
-    g[x] = ref
-    assert f.num_update_definitions() == 0 and g.defined()
-    np.testing.assert_array_equal(same(pw.Pipeline(g), [5]), np.arange(5) + 11)
-
-
-def test_case7_augmented_assignment_to_a_func_is_still_an_update():
-    x = pw.Var("x")
-    f, total = pw.Func("f"), pw.Func("total")
-    f[x] = pw.u8(x)
-    f[x] += 3
-    f[x] *= 2
-    total[x] += pw.i32(x) * 2  # an undefined Func starts from the identity
-    assert f.num_update_definitions() == 2 and total.num_update_definitions() == 1
-    np.testing.assert_array_equal(same(pw.Pipeline(f), [4]), [6, 8, 10, 12])
-    np.testing.assert_array_equal(same(pw.Pipeline(total), [3]), [0, 2, 4])
-
-
-def _sliding_pair():
-    x, y = pw.Var("x"), pw.Var("y")
-    h, out = pw.Func("h"), pw.Func("out")
-    h[x, y] = x + y * 7
-    out[x, y] = h[x, y] + h[x + 1, y + 1]
-    return h, out, x, y
-
-
-def test_case5_storage_shared_by_the_iterations_of_a_parallel_loop_is_refused():
-    h, out, x, y = _sliding_pair()
-    out.parallel(x)
-    h.store_at(out, y).compute_at(out, x)
-    with pytest.raises(
-        ScheduleError,
-        match=r"Func `h` is stored outside the parallel loop out.x but computed inside it.*legal store_at levels "
-        r"for h computed at out.x are: out.x",
-    ):
-        pw.Pipeline(out).compile(level="fast")
-    h, out, x, y = _sliding_pair()
-    out.parallel(y)
-    h.store_root().compute_at(out, x)
-    with pytest.raises(ScheduleError, match=r"stored outside the parallel loop out.y .* are: out.y, out.x"):
-        pw.Pipeline(out).compile(level="fast")
-
-
-def test_case5_storage_inside_the_parallel_loop_is_legal():
-    h, out, x, y = _sliding_pair()
-    out.parallel(y)
-    h.store_at(out, y).compute_at(out, x)
-    same(pw.Pipeline(out), [16, 16])
-
-
-def _used_by_two_stages():
-    x, y = pw.Var("x"), pw.Var("y")
-    p, g, f = pw.Func("p"), pw.Func("g"), pw.Func("f")
-    p[x, y] = x * 2 + y
-    g[x, y] = p[x, y] + p[x + 2, y]
-    f[x, y] = g[x, y]
-    f[x, y] += g[x + 1, y - 1]
-    return p, g, f, x, y
-
-
-def test_case9_compute_at_a_consumer_whose_two_stages_use_it():
-    p, g, f, x, y = _used_by_two_stages()
-    g.compute_at(f, y)
-    same(pw.Pipeline(f), [13, 5])
-    p, g, f, x, y = _used_by_two_stages()
-    g.compute_at(f, y).vectorize(x, 4)
-    p.compute_at(g, y)  # a producer of the Func computed once per stage goes with each copy
-    f.update(0).vectorize(x, 4)
-    same(pw.Pipeline(f), [13, 5])
-
-
-@pytest.mark.parametrize("store", ["root", "y"])
-def test_case9_one_storage_outside_the_per_stage_copies(store):
-    p, g, f, x, y = _used_by_two_stages()
-    g.compute_at(f, x)
-    g.store_root() if store == "root" else g.store_at(f, y)
-    p.compute_at(g, y)
-    same(pw.Pipeline(f), [13, 9])
-
-
-def test_case9_storage_inside_the_per_stage_copies_is_refused_clearly():
-    p, g, f, x, y = _used_by_two_stages()
-    g.compute_at(f, y).store_at(f, x)
-    with pytest.raises(
-        ScheduleError,
-        match=r"Func `g` is stored at f.x, which is not at or outside where it is computed \(f.y, in each loop of that "
-        r"name that uses it\); legal store_at levels for g are: root, f.y or a loop of the same consumer outside f.y",
-    ):
-        pw.Pipeline(f).compile(level="fast")
-
-
 def _three_stage():
     x, y = pw.Var("x"), pw.Var("y")
     g, f, out = pw.Func("g"), pw.Func("f"), pw.Func("out")
@@ -279,6 +159,85 @@ def test_case4_producer_computed_inside_a_fused_loop(level):
     same(pw.Pipeline(out), [13, 5])
 
 
+def _sliding_pair():
+    x, y = pw.Var("x"), pw.Var("y")
+    h, out = pw.Func("h"), pw.Func("out")
+    h[x, y] = x + y * 7
+    out[x, y] = h[x, y] + h[x + 1, y + 1]
+    return h, out, x, y
+
+
+def test_case5_storage_shared_by_the_iterations_of_a_parallel_loop_is_refused():
+    h, out, x, y = _sliding_pair()
+    out.parallel(x)
+    h.store_at(out, y).compute_at(out, x)
+    with pytest.raises(
+        ScheduleError,
+        match=r"Func `h` is stored outside the parallel loop out.x but computed inside it.*legal store_at levels "
+        r"for h computed at out.x are: out.x",
+    ):
+        pw.Pipeline(out).compile(level="fast")
+    h, out, x, y = _sliding_pair()
+    out.parallel(y)
+    h.store_root().compute_at(out, x)
+    with pytest.raises(ScheduleError, match=r"stored outside the parallel loop out.y .* are: out.y, out.x"):
+        pw.Pipeline(out).compile(level="fast")
+
+
+def test_case5_storage_inside_the_parallel_loop_is_legal():
+    h, out, x, y = _sliding_pair()
+    out.parallel(y)
+    h.store_at(out, y).compute_at(out, x)
+    same(pw.Pipeline(out), [16, 16])
+
+
+def test_case6_bound_of_an_output_smaller_than_the_request_is_a_runtime_failure():
+    x = pw.Var("x")
+    f = pw.Func("f")
+    f[x] = x
+    f.bound(x, 0, 1)
+    fn = pw.Pipeline(f).compile(level="fast")
+    with pytest.raises(
+        RuntimeFailure,
+        match=r"Func `f` is requested or read over \[0, 9\] in x .*outside the bound\(\) "
+        r"it was given, \[0, 0\]",
+    ):
+        fn([10], {})
+    np.testing.assert_array_equal(fn([1], {}), [0])
+
+
+def test_case6_bound_of_an_output_larger_than_the_request_computes_the_request():
+    x = pw.Var("x")
+    f = pw.Func("f")
+    f[x] = x * 3
+    f.bound(x, 0, 10)
+    np.testing.assert_array_equal(same(pw.Pipeline(f), [4]), [0, 3, 6, 9])
+
+
+def test_case7_augmented_assignment_to_a_saved_reference_builds_an_expression():
+    x = pw.Var("x")
+    f, g = pw.Func("f"), pw.Func("g")
+    f[x] = x
+    ref = f[x]
+    ref += 10
+    ref += 1
+    g[x] = ref
+    assert f.num_update_definitions() == 0 and g.defined()
+    np.testing.assert_array_equal(same(pw.Pipeline(g), [5]), np.arange(5) + 11)
+
+
+def test_case7_augmented_assignment_to_a_func_is_still_an_update():
+    x = pw.Var("x")
+    f, total = pw.Func("f"), pw.Func("total")
+    f[x] = pw.u8(x)
+    f[x] += 3
+    f[x] *= 2
+    total[x] += pw.i32(x) * 2  # an undefined Func starts from the identity
+    assert f.num_update_definitions() == 2 and total.num_update_definitions() == 1
+    np.testing.assert_array_equal(same(pw.Pipeline(f), [4]), [6, 8, 10, 12])
+    np.testing.assert_array_equal(same(pw.Pipeline(total), [3]), [0, 2, 4])
+
+
 @pytest.mark.parametrize(("rounding", "size", "last"), [(pw.round, 46, 96), (pw.floor, 91, 189)])
 def test_case8_float32_rounded_index_is_bounded_like_the_hardware_rounds(rounding, size, last):
     # float32(45) * float32(0.7) is exactly 31.5 in float32 (rounds to 32) but 31.4999... in
@@ -290,3 +249,44 @@ def test_case8_float32_rounded_index_is_bounded_like_the_hardware_rounds(roundin
     lut.compute_root()
     out = same(pw.Pipeline(f), [size])
     assert out[-1] == last  # Halide 21 computes the same
+
+
+def _used_by_two_stages():
+    x, y = pw.Var("x"), pw.Var("y")
+    p, g, f = pw.Func("p"), pw.Func("g"), pw.Func("f")
+    p[x, y] = x * 2 + y
+    g[x, y] = p[x, y] + p[x + 2, y]
+    f[x, y] = g[x, y]
+    f[x, y] += g[x + 1, y - 1]
+    return p, g, f, x, y
+
+
+def test_case9_compute_at_a_consumer_whose_two_stages_use_it():
+    p, g, f, x, y = _used_by_two_stages()
+    g.compute_at(f, y)
+    same(pw.Pipeline(f), [13, 5])
+    p, g, f, x, y = _used_by_two_stages()
+    g.compute_at(f, y).vectorize(x, 4)
+    p.compute_at(g, y)  # a producer of the Func computed once per stage goes with each copy
+    f.update(0).vectorize(x, 4)
+    same(pw.Pipeline(f), [13, 5])
+
+
+@pytest.mark.parametrize("store", ["root", "y"])
+def test_case9_one_storage_outside_the_per_stage_copies(store):
+    p, g, f, x, y = _used_by_two_stages()
+    g.compute_at(f, x)
+    g.store_root() if store == "root" else g.store_at(f, y)
+    p.compute_at(g, y)
+    same(pw.Pipeline(f), [13, 9])
+
+
+def test_case9_storage_inside_the_per_stage_copies_is_refused_clearly():
+    p, g, f, x, y = _used_by_two_stages()
+    g.compute_at(f, y).store_at(f, x)
+    with pytest.raises(
+        ScheduleError,
+        match=r"Func `g` is stored at f.x, which is not at or outside where it is computed \(f.y, in each loop of that "
+        r"name that uses it\); legal store_at levels for g are: root, f.y or a loop of the same consumer outside f.y",
+    ):
+        pw.Pipeline(f).compile(level="fast")
