@@ -89,6 +89,10 @@ class LoopNestView(QtWidgets.QWidget):
         self.legend = QtWidgets.QLabel(
             " ".join(f'<span style="color:{c}"><b>{k}</b></span>' for k, c in LOOP_COLOURS.items() if k != "for")
         )
+        self.legend.setToolTip("The colours of the loop kinds in the text below")
+        self.legend.setMinimumWidth(1)  # clipped rather than widening the dock and the window
+        self.legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        self.legend.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         self.message = QtWidgets.QLabel(wordWrap=True)
         self.message.setStyleSheet("color: #b91c1c; padding: 4px;")
         self.message.hide()
@@ -103,8 +107,7 @@ class LoopNestView(QtWidgets.QWidget):
 
         top = QtWidgets.QHBoxLayout()
         top.addWidget(self.mode_button)
-        top.addStretch(1)
-        top.addWidget(self.legend)
+        top.addWidget(self.legend, 1)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)

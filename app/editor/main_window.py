@@ -38,6 +38,7 @@ ANALYSIS_DELAY_MS = 120
 PREVIEW_DELAY_MS = 60
 DRAG_PREVIEW_SCALE = 4
 MAX_RECENT = 8
+DEFAULT_SIZE = QtCore.QSize(1600, 1000)
 
 # "save", "discard" or "cancel"
 UnsavedPrompt = Callable[[QtWidgets.QWidget, str], str]
@@ -92,7 +93,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._autosave_timer.timeout.connect(self.write_autosave)
         self._autosave_timer.start()
 
-        self.resize(1600, 1000)
+        self.resize(self._fitted_size(DEFAULT_SIZE))
+        self._size_docks()
+        self._default_state = self.saveState()
         self._restore_layout()
         self.session.subscribe(self._on_document_changed)
         self._on_document_changed("load")
@@ -135,10 +138,17 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inspector_dock = self._dock("Inspector", self.bottom_tabs, areas.BottomDockWidgetArea)
         self.setCorner(QtCore.Qt.Corner.BottomRightCorner, areas.RightDockWidgetArea)
         self.setCorner(QtCore.Qt.Corner.BottomLeftCorner, areas.LeftDockWidgetArea)
-        self.resizeDocks([self.palette_dock], [220], QtCore.Qt.Orientation.Horizontal)
-        self.resizeDocks([self.preview_dock], [520], QtCore.Qt.Orientation.Horizontal)
-        self.resizeDocks([self.preview_dock, self.properties_dock], [480, 420], QtCore.Qt.Orientation.Vertical)
-        self.resizeDocks([self.inspector_dock], [280], QtCore.Qt.Orientation.Vertical)
+        self._size_docks()
+
+    def _size_docks(self) -> None:
+        """The first dock sizes, for a window of the default size or the screen's, if smaller."""
+        size = self._fitted_size(DEFAULT_SIZE)
+        width, height = size.width(), size.height()
+        horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
+        self.resizeDocks([self.palette_dock], [min(220, width * 17 // 100)], horizontal)
+        self.resizeDocks([self.preview_dock], [min(520, width * 33 // 100)], horizontal)
+        self.resizeDocks([self.preview_dock, self.properties_dock], [height * 48 // 100, height * 42 // 100], vertical)
+        self.resizeDocks([self.inspector_dock], [min(280, height * 28 // 100)], vertical)
 
     def _action(self, menu: QtWidgets.QMenu, text: str, slot: Callable[[], Any], shortcut: Any = None) -> QtGui.QAction:
         action = QtGui.QAction(text, self)
@@ -189,6 +199,8 @@ class MainWindow(QtWidgets.QMainWindow):
         view.addSeparator()
         for dock in self.findChildren(QtWidgets.QDockWidget):
             view.addAction(dock.toggleViewAction())
+        view.addSeparator()
+        self._action(view, "Reset &Layout", self.reset_layout)
 
         run = bar.addMenu("&Run")
         self._action(run, "&Refresh Preview", self.refresh, "F5")
@@ -630,6 +642,28 @@ class MainWindow(QtWidgets.QMainWindow):
         self.report("info", "recovered the unsaved document of an earlier session: save it to keep it")
 
     # ------------------------------------------------------------------ window
+    def _fitted_size(self, wanted: QtCore.QSize) -> QtCore.QSize:
+        """wanted, made smaller where the screen is smaller (the frame needs a little room)."""
+        screen = self.screen() or QtGui.QGuiApplication.primaryScreen()
+        if screen is None:
+            return wanted
+        room = screen.availableGeometry().size() - QtCore.QSize(16, 48)
+        return wanted.boundedTo(room)
+
+    def reset_layout(self) -> None:
+        """The docks back where they started, with their first sizes, in a window that fits
+        the screen (View > Reset Layout)."""
+        if self.isMaximized() or self.isFullScreen():
+            self.showNormal()
+        self.restoreState(self._default_state)
+        for dock in self.findChildren(QtWidgets.QDockWidget):
+            dock.setFloating(False)
+            dock.show()
+        self.resize(self._fitted_size(DEFAULT_SIZE))
+        self._size_docks()
+        settings().remove("window_state")
+        self.report("info", "the window layout is back to its default")
+
     def _restore_layout(self) -> None:
         state = settings().value("window_state")
         if isinstance(state, QtCore.QByteArray) and not os.environ.get("PIXELWEAVE_DEFAULT_LAYOUT"):

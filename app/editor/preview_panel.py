@@ -44,6 +44,16 @@ def _tool_button(text: str, tooltip: str, checkable: bool = False) -> QtWidgets.
     return button
 
 
+def _never_widens(label: QtWidgets.QLabel) -> None:
+    """A one-line label whose text may be long (a note, a title, pixel values) must not set
+    the panel's minimum width: the dock, and with it the window, would grow past the screen.
+    It takes the width it is given; the whole text stays readable in its tooltip."""
+    label.setMinimumWidth(1)
+    policy = label.sizePolicy()
+    policy.setHorizontalPolicy(QtWidgets.QSizePolicy.Policy.Ignored)
+    label.setSizePolicy(policy)
+
+
 def _zoom_text(zoom: float) -> str:
     percent = zoom * 100.0
     return f"{percent:.0f}%" if percent >= 10 else f"{percent:.1f}%"
@@ -90,6 +100,9 @@ class PreviewPanel(QtWidgets.QWidget):
         self.note_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         header.addWidget(self.title_label, 1)
         header.addWidget(self.note_label, 1)
+        for label in (self.title_label, self.note_label):
+            _never_widens(label)
+        self.note_label.setWordWrap(True)
         layout.addLayout(header)
 
         self.stack = QtWidgets.QStackedWidget()
@@ -116,6 +129,7 @@ class PreviewPanel(QtWidgets.QWidget):
         self.status_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.status_label.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont))
         self.status_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        _never_widens(self.status_label)
         layout.addWidget(self.status_label)
 
     def _build_toolbar(self) -> QtWidgets.QHBoxLayout:
@@ -483,7 +497,9 @@ class PreviewPanel(QtWidgets.QWidget):
         self._update_status()
 
     def _update_note(self) -> None:
-        self.note_label.setText("   ".join(part for part in (self._display_note, self._note) if part))
+        text = "   ".join(part for part in (self._display_note, self._note) if part)
+        self.note_label.setText(text)
+        self.note_label.setToolTip(text)
 
     def _update_status(self, *_args: object) -> None:
         parts = []

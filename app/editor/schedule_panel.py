@@ -73,7 +73,12 @@ class SchedulePanel(QtWidgets.QWidget):
         self.problem.hide()
 
         tabs = QtWidgets.QTabWidget()
-        tabs.addTab(self._controls_page(), "Controls")
+        # scrolled, so that the many controls never set the dock's (and the window's) minimum size
+        controls = QtWidgets.QScrollArea()
+        controls.setWidgetResizable(True)
+        controls.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        controls.setWidget(self._controls_page())
+        tabs.addTab(controls, "Controls")
         tabs.addTab(self._text_page(), "Text")
         self.tabs = tabs
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from pixelweave.app.editor.main_window import EXAMPLES, MainWindow
 from pixelweave.nodes.document import Document, read_document
+from PySide6 import QtCore, QtGui
 from scipy import ndimage
 
 ANSWERS: list[str] = []
@@ -211,3 +212,31 @@ def test_a_node_dragged_from_the_palette_is_dropped_onto_the_canvas(window, tmp_
     assert window.canvas.selected_ids() == ["gaussian_blur"]
     window.session_undo()
     assert not window.session.document.has_node("gaussian_blur")
+
+
+def test_a_long_preview_note_never_widens_the_window_and_reset_layout_restores_the_docks(window, qtbot, monkeypatch):
+    window.resize(1200, 760)
+    qtbot.wait(50)
+    width, palette = window.width(), window.palette_dock.width()
+    note = "schedule not usable for this preview (" + "Func `harris.gray` is computed inline; " * 30 + ")"
+    window.preview.set_note(note)
+    window.preview.show_result(np.zeros((40, 60), np.float32), "a very long title " * 20)
+    qtbot.wait(50)
+    assert window.width() == width and window.palette_dock.width() == palette
+    assert window.minimumSizeHint().width() < 1200
+    assert window.preview.note_label.toolTip() == note  # the whole text stays readable
+    # the window never opens (or resets) larger than the screen
+    screen = window.screen().availableGeometry()
+    fitted = window._fitted_size(QtCore.QSize(5000, 5000))
+    assert fitted.width() <= screen.width() and fitted.height() <= screen.height()
+    # the offscreen screen is small: let the reset use the full default size to see the docks' sizes
+    monkeypatch.setattr(MainWindow, "_fitted_size", lambda self, wanted: wanted)
+    window.resizeDocks([window.palette_dock], [60], QtCore.Qt.Orientation.Horizontal)
+    window.properties_dock.setFloating(True)
+    qtbot.wait(50)
+    assert window.palette_dock.width() < 100
+    reset = next(a for a in window.findChildren(QtGui.QAction) if a.text() == "Reset &Layout")
+    reset.trigger()
+    qtbot.wait(50)
+    assert window.width() == 1600
+    assert 180 <= window.palette_dock.width() <= 260 and not window.properties_dock.isFloating()

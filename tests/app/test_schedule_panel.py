@@ -177,3 +177,10 @@ def test_screenshot(qtbot):
     panel.tabs.setCurrentIndex(1)
     qtbot.wait(20)
     panel.grab().save("/tmp/schedule_panel_text.png")
+
+
+def test_the_controls_scroll_instead_of_widening_the_dock(qtbot):
+    panel = make(qtbot)
+    panel.set_problem("the engine refuses it: " + "a long reason " * 40)
+    hint = panel.minimumSizeHint()
+    assert hint.width() < 400 and hint.height() < 300
