@@ -118,18 +118,54 @@ class GraphCanvas(QtCore.QObject):
         compat.apply()
         self.session = session
         self.graph = DocumentGraph(self)
-        self.graph.set_acyclic(True)
+        # NodeGraphQt's own cycle check refuses a pipe before the document is asked, silently;
+        # the document refuses it too, and says why (see change_connections)
+        self.graph.set_acyclic(False)
         self.graph.register_nodes([node_class(name) for name in node_types()])
         self.widget = self.graph.widget
         self._views: dict[str, PipelineNode] = {}
         self._groups: dict[str, BackdropNode] = {}
         self._syncing = False
+        self._quiet_viewer_actions()
+        self.graph.viewer().installEventFilter(self)
         search = QtGui.QShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_Tab), self.graph.viewer())
         search.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
         search.activated.connect(self.open_search)
         self.graph.node_selection_changed.connect(lambda *_: self._emit_selection())
         self.graph.node_selected.connect(lambda *_: self._emit_selection())
         self.sync()
+
+    def _quiet_viewer_actions(self) -> None:
+        """NodeGraphQt gives its viewer Undo and Redo actions (Ctrl+Z, Ctrl+Shift+Z) on its own
+        undo stack, which this canvas never uses: with the window's Edit menu holding the same
+        keys, Qt found them ambiguous and did nothing while the canvas had focus. The document's
+        history is the only one, so these actions go."""
+        viewer = self.graph.viewer()
+        for name in ("_undo_action", "_redo_action"):
+            action = getattr(viewer, name, None)
+            if action is not None:
+                action.setShortcuts([])
+                action.setEnabled(False)
+                action.setVisible(False)
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 - Qt's name
+        """The viewer's hint under the cursor ("CTRL: Deselect Nodes") goes when the modifier key's
+        release may never reach it: focus lost to a dialog or a menu, the window left."""
+        kinds = (QtCore.QEvent.Type.FocusOut, QtCore.QEvent.Type.WindowDeactivate, QtCore.QEvent.Type.Leave)
+        if watched is self.graph.viewer() and event.type() in kinds:
+            self.hide_key_hint()
+        return super().eventFilter(watched, event)
+
+    def hide_key_hint(self) -> None:
+        viewer = self.graph.viewer()
+        viewer.CTRL_state = viewer.SHIFT_state = viewer.ALT_state = False
+        viewer._cursor_text.setPlainText("")
+        viewer._cursor_text.setVisible(False)
+
+    def key_hint(self) -> str:
+        """The hint the viewer shows under the cursor now ("" when none)."""
+        text = self.graph.viewer()._cursor_text
+        return text.toPlainText().strip() if text.isVisible() else ""
 
     # ------------------------------------------------------------------ queries
     def view_of(self, node_id: str) -> PipelineNode | None:

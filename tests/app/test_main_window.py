@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from pixelweave.app.editor.main_window import EXAMPLES, MainWindow
 from pixelweave.nodes.document import Document, read_document
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtTest, QtWidgets
 from scipy import ndimage
 
 ANSWERS: list[str] = []
@@ -240,3 +240,73 @@ def test_a_long_preview_note_never_widens_the_window_and_reset_layout_restores_t
     qtbot.wait(50)
     assert window.width() == 1600
     assert 180 <= window.palette_dock.width() <= 260 and not window.properties_dock.isFloating()
+
+
+def test_ctrl_z_undoes_while_the_canvas_has_focus(window, qtbot, tmp_path):
+    assert window.open_path(_blur_document(tmp_path))
+    window.palette.node_requested.emit("box_blur")
+    assert window.session.document.has_node("box_blur")
+    window.activateWindow()
+    viewer = window.canvas.graph.viewer()
+    viewer.setFocus()
+    qtbot.waitUntil(viewer.hasFocus, timeout=2000)
+    qtbot.keyClick(viewer, QtCore.Qt.Key.Key_Z, QtCore.Qt.KeyboardModifier.ControlModifier)
+    assert not window.session.document.has_node("box_blur")
+    QtTest.QTest.keySequence(viewer, QtGui.QKeySequence(QtGui.QKeySequence.StandardKey.Redo))
+    assert window.session.document.has_node("box_blur")
+    # no other action anywhere in the window claims the undo or redo keys
+    for keys in (QtGui.QKeySequence.StandardKey.Undo, QtGui.QKeySequence.StandardKey.Redo):
+        wanted = set(QtGui.QKeySequence.keyBindings(keys))
+        owners = [a for a in window.findChildren(QtGui.QAction) if wanted & set(a.shortcuts())]
+        owners += [a for a in viewer.findChildren(QtGui.QAction) if wanted & set(a.shortcuts()) and a not in owners]
+        assert len(owners) == 1, [a.text() for a in owners]
+
+
+def test_the_ctrl_hint_leaves_the_canvas_when_focus_does(window, qtbot):
+    viewer = window.canvas.graph.viewer()
+    window.activateWindow()
+    viewer.setFocus()
+    qtbot.waitUntil(viewer.hasFocus, timeout=2000)
+    # a key pressed with Ctrl held, as the viewer sees it (a bare Ctrl press arrives without its modifier offscreen)
+    held = QtGui.QKeyEvent(QtCore.QEvent.Type.KeyPress, QtCore.Qt.Key.Key_Space, QtCore.Qt.KeyboardModifier.ControlModifier)
+    QtWidgets.QApplication.sendEvent(viewer, held)
+    assert "Deselect" in window.canvas.key_hint()
+    window.palette.search_field.setFocus()  # e.g. a dialog or another panel takes the key release
+    qtbot.waitUntil(lambda: not viewer.hasFocus(), timeout=2000)
+    assert window.canvas.key_hint() == ""
+
+
+class _Release:
+    """The scene position of a mouse release, as NodeGraphQt's connection gesture reads it."""
+
+    def __init__(self, point):
+        self._point = point
+
+    def scenePos(self):
+        return self._point
+
+
+def _drag_pipe(viewer, out_port, in_port) -> None:
+    """Drags a pipe from an output port item and releases it on an input port item."""
+    viewer._origin_pos = viewer._previous_pos = viewer.mapFromScene(out_port.sceneBoundingRect().center())
+    viewer.start_live_connection(out_port)
+    viewer.apply_live_connection(_Release(in_port.sceneBoundingRect().center()))
+
+
+def test_a_connection_that_would_make_a_cycle_is_refused_with_the_reason(window, tmp_path):
+    assert window.open_path(_blur_document(tmp_path))
+    views = window.canvas._views
+    window.palette.node_requested.emit("box_blur")
+    window.palette.node_requested.emit("gaussian_blur")
+    window.session.move_nodes({"box_blur": (0, 300), "gaussian_blur": (400, 300)})
+    viewer = window.canvas.graph.viewer()
+    _drag_pipe(viewer, views["photo"].outputs()["out"].view, views["box_blur"].inputs()["image"].view)
+    _drag_pipe(viewer, views["box_blur"].outputs()["out"].view, views["gaussian_blur"].inputs()["image"].view)
+    assert window.session.document.node("gaussian_blur").inputs == {"image": "box_blur.out"}
+    # gaussian_blur -> box_blur would close the loop box_blur -> gaussian_blur -> box_blur
+    _drag_pipe(viewer, views["gaussian_blur"].outputs()["out"].view, views["box_blur"].inputs()["image"].view)
+    assert window.session.document.node("box_blur").inputs == {"image": "photo.out"}
+    reason = "`gaussian_blur` already reads from `box_blur`"
+    assert any(reason in m and "cycle" in m for m in window.log.messages("error")), window.log.messages("error")
+    assert reason in window.statusBar().currentMessage()
+    assert [p.node().name() for p in views["box_blur"].inputs()["image"].connected_ports()] == ["photo"]
