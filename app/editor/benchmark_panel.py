@@ -255,6 +255,18 @@ class BenchmarkPanel(QtWidgets.QWidget):
         self._document = document
         self._update_buttons()
 
+    def clear_results(self) -> None:
+        """Another document: the Results tab no longer shows the last one's numbers (the history
+        keeps every run, with its document's name)."""
+        for label in self.value_labels.values():
+            label.setText("—")
+        if self._bars is not None:
+            self.chart.removeItem(self._bars)
+            self._bars = None
+        self._bar_labels = []
+        self.chart.getAxis("left").setTicks([[]])
+        self.message.hide()
+
     def is_running(self) -> bool:
         return self._running
 

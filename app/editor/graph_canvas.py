@@ -43,6 +43,7 @@ CATEGORY_COLOURS = {
     "Custom": (64, 64, 40),
 }
 ERROR_COLOUR = (150, 36, 36)
+READABLE_SCALE = 0.6  # below this a node's title is too small to read
 
 
 class PipelineNode(BaseNode):
@@ -343,7 +344,26 @@ class GraphCanvas(QtCore.QObject):
         viewer.tab_search_set_nodes(self.graph.node_factory.names)
         viewer.tab_search_toggle()
 
-    def frame_all(self) -> None:
+    def frame_all(self, *, readable: bool = False) -> None:
+        """Fits every node in the view. With `readable`, never zooms out so far that node
+        titles cannot be read: a pipeline too long for that shows its output end (outputs are
+        on the right), the rest a pan or F away."""
         nodes = self.graph.all_nodes()
-        if nodes:
-            self.graph.viewer().zoom_to_nodes([n.view for n in nodes])
+        if not nodes:
+            return
+        viewer = self.graph.viewer()
+        viewer.zoom_to_nodes([n.view for n in nodes])
+        if not readable or self.zoom_scale() >= READABLE_SCALE:
+            return
+        box = QtCore.QRectF()
+        for node in nodes:
+            box = box.united(node.view.sceneBoundingRect())
+        size = viewer.viewport().size()
+        width, height = size.width() / READABLE_SCALE, size.height() / READABLE_SCALE
+        margin = 40 / READABLE_SCALE
+        top = box.center().y() - height / 2 if box.height() + 2 * margin <= height else box.top() - margin
+        viewer.set_scene_rect([box.right() + margin - width, top, width, height])
+
+    def zoom_scale(self) -> float:
+        """Screen pixels per scene unit (1.0: node titles at their natural size)."""
+        return self.graph.viewer().transform().m11()

@@ -127,11 +127,17 @@ class LoopNestView(QtWidgets.QWidget):
         self._update_mode_button()
         self._show_current()
 
-    def set_message(self, text: str) -> None:
-        """A state such as "the pipeline has errors": shown above the (dimmed) last text."""
+    def set_message(self, text: str, *, error: bool = True) -> None:
+        """A state instead of a loop nest. An error ("the pipeline has problems") is shown in red
+        above the dimmed last text; a hint (an empty document) replaces the text."""
         self.message.setText(text)
+        self.message.setStyleSheet(f"color: {'#b91c1c' if error else 'palette(mid)'}; padding: 4px;")
         self.message.show()
         self.editor.setEnabled(False)
+        if not error:
+            self._loop_nest, self._full_stmt, self._mapping = "", None, []
+            self.editor.setPlainText("")
+            self._update_mode_button()
 
     def highlight_node(self, node_id: str | None) -> None:
         """Background on the node's lines, the first one scrolled into view (None: clear)."""

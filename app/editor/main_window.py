@@ -28,7 +28,7 @@ from pixelweave.app.editor.settings import config_directory, settings
 from pixelweave.nodes.document import Document, read_document
 from pixelweave.nodes.editing import EditSession
 from pixelweave.nodes.errors import DocumentError, NodeError
-from pixelweave.nodes.inspection import Inspection, inspect_document
+from pixelweave.nodes.inspection import HAS_PROBLEMS, Inspection, inspect_document
 from pixelweave.nodes.node_type import node_type
 from pixelweave.nodes.preview import PreviewComputer, PreviewResult
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -302,7 +302,7 @@ class MainWindow(QtWidgets.QMainWindow):
         node = self.session.document.node(self.current)
         # until the background inspection reports this node's loops, show its Funcs without them
         loops = self.inspection.loops.get(node.id) or {key: [] for key in node.schedule} or {"out": []}
-        self.schedule.show_node(node.id, loops, dict(node.schedule), self.inspection.consumers.get(node.id, []))
+        self.schedule.show_node(node.id, loops, dict(node.schedule), self.inspection.levels.get(node.id, {}))
 
     def _show_problems_of_current(self) -> None:
         if self.current is None:
@@ -310,6 +310,9 @@ class MainWindow(QtWidgets.QMainWindow):
         problems = self.inspection.problems_of(self.current)
         self.properties.set_error("\n".join(problems) or None)
         schedule_problems = [p for p in problems if "schedule" in p]
+        if problems and not schedule_problems and self.current not in self.inspection.loops:
+            # the node could not be built: say why its schedule has no loops to offer
+            schedule_problems = [f"`{self.current}` has no loops to schedule until this is fixed:", *problems]
         self.schedule.set_problem("\n".join(schedule_problems) or None)
 
     # ------------------------------------------------------------------ edits from panels
@@ -384,7 +387,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.loop_nest.set_text(inspection.loop_nest, inspection.statement)
             self.loop_nest.highlight_node(self.current)
         else:
-            self.loop_nest.set_message("The pipeline has problems: see the Log and the red nodes")
+            message = inspection.message or HAS_PROBLEMS
+            self.loop_nest.set_message(message, error=message == HAS_PROBLEMS)
         by_node: dict[str, list[str]] = {}
         for node_id, message in inspection.problems:
             by_node.setdefault(node_id or "", []).append(message)
@@ -535,8 +539,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.current = None
         self.inspection = Inspection()
         self._reported.clear()
+        self.timing.clear()  # nothing measured yet for this document
+        self.preview.set_note("")
+        self.benchmark.clear_results()
         self.session.load(doc, dirty=dirty)
-        self.canvas.frame_all()
+        self.canvas.frame_all(readable=True)
         outputs = [n.id for n in doc.nodes if getattr(node_type(n.type), "is_output", False)]
         if outputs:
             self.canvas.select([outputs[0]])
