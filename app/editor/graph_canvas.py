@@ -43,7 +43,9 @@ CATEGORY_COLOURS = {
     "Custom": (64, 64, 40),
 }
 ERROR_COLOUR = (150, 36, 36)
-READABLE_SCALE = 0.6  # below this a node's title is too small to read
+READABLE_SCALE = 0.75  # below this a node's title is too small to read
+SETTLE_MS = 3000  # after opening a document, resizes of the canvas re-frame it (panels filling in)
+_GESTURES = (QtCore.QEvent.Type.Wheel, QtCore.QEvent.Type.MouseButtonPress)
 
 
 class PipelineNode(BaseNode):
@@ -127,8 +129,10 @@ class GraphCanvas(QtCore.QObject):
         self._views: dict[str, PipelineNode] = {}
         self._groups: dict[str, BackdropNode] = {}
         self._syncing = False
+        self._settling = QtCore.QElapsedTimer()
         self._quiet_viewer_actions()
         self.graph.viewer().installEventFilter(self)
+        self.graph.viewer().viewport().installEventFilter(self)  # wheel and mouse arrive there
         search = QtGui.QShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_Tab), self.graph.viewer())
         search.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
         search.activated.connect(self.open_search)
@@ -153,9 +157,18 @@ class GraphCanvas(QtCore.QObject):
         """The viewer's hint under the cursor ("CTRL: Deselect Nodes") goes when the modifier key's
         release may never reach it: focus lost to a dialog or a menu, the window left."""
         kinds = (QtCore.QEvent.Type.FocusOut, QtCore.QEvent.Type.WindowDeactivate, QtCore.QEvent.Type.Leave)
-        if watched is self.graph.viewer() and event.type() in kinds:
-            self.hide_key_hint()
+        viewer = self.graph.viewer()
+        if watched is viewer.viewport() and event.type() in _GESTURES:
+            self._settling.invalidate()  # the person moves the view now: leave it to them
+        elif watched is viewer:
+            if event.type() in kinds:
+                self.hide_key_hint()
+            elif event.type() == QtCore.QEvent.Type.Resize and self._settling.isValid() and self._settled_soon():
+                QtCore.QTimer.singleShot(0, lambda: self.frame_all(readable=True, settle=False))
         return super().eventFilter(watched, event)
+
+    def _settled_soon(self) -> bool:
+        return self._settling.elapsed() < SETTLE_MS
 
     def hide_key_hint(self) -> None:
         viewer = self.graph.viewer()
@@ -344,13 +357,16 @@ class GraphCanvas(QtCore.QObject):
         viewer.tab_search_set_nodes(self.graph.node_factory.names)
         viewer.tab_search_toggle()
 
-    def frame_all(self, *, readable: bool = False) -> None:
+    def frame_all(self, *, readable: bool = False, settle: bool = True) -> None:
         """Fits every node in the view. With `readable`, never zooms out so far that node
         titles cannot be read: a pipeline too long for that shows its output end (outputs are
-        on the right), the rest a pan or F away."""
+        on the right), the rest a pan or F away; while the window's panels settle around a
+        document just opened (the canvas is resized), the framing is done again."""
         nodes = self.graph.all_nodes()
         if not nodes:
             return
+        if readable and settle:
+            self._settling.start()
         viewer = self.graph.viewer()
         viewer.zoom_to_nodes([n.view for n in nodes])
         if not readable or self.zoom_scale() >= READABLE_SCALE:
@@ -359,8 +375,9 @@ class GraphCanvas(QtCore.QObject):
         for node in nodes:
             box = box.united(node.view.sceneBoundingRect())
         size = viewer.viewport().size()
-        width, height = size.width() / READABLE_SCALE, size.height() / READABLE_SCALE
-        margin = 40 / READABLE_SCALE
+        scale = READABLE_SCALE * 1.1  # fitting the rect into the view takes a little off
+        width, height = size.width() / scale, size.height() / scale
+        margin = 40 / scale
         top = box.center().y() - height / 2 if box.height() + 2 * margin <= height else box.top() - margin
         viewer.set_scene_rect([box.right() + margin - width, top, width, height])
 

@@ -191,6 +191,18 @@ class LoopNestView(QtWidgets.QWidget):
             if not self._block_visible(first):
                 self.editor.setTextCursor(QtGui.QTextCursor(first))
                 self.editor.centerCursor()
+            self._show_line_start(first)
+
+    def _show_line_start(self, block: QtGui.QTextBlock) -> None:
+        """Scrolls sideways so that the line's text (after its indentation) is in view, as far
+        left as possible: deep loop nests must not open scrolled to the far right."""
+        text = block.text()
+        cursor = QtGui.QTextCursor(block)
+        cursor.setPosition(block.position() + len(text) - len(text.lstrip()))
+        bar = self.editor.horizontalScrollBar()
+        start = self.editor.cursorRect(cursor).left() + bar.value()  # in the text's own coordinates
+        room = self.editor.viewport().width()
+        bar.setValue(max(0, start - room // 4))
 
     def _block_visible(self, block: QtGui.QTextBlock) -> bool:
         rect = self.editor.blockBoundingGeometry(block).translated(self.editor.contentOffset())

@@ -310,3 +310,24 @@ def test_a_connection_that_would_make_a_cycle_is_refused_with_the_reason(window,
     assert any(reason in m and "cycle" in m for m in window.log.messages("error")), window.log.messages("error")
     assert reason in window.statusBar().currentMessage()
     assert [p.node().name() for p in views["box_blur"].inputs()["image"].connected_ports()] == ["photo"]
+
+
+def test_examples_open_with_readable_titles_and_new_clears_what_was_measured(window, qtbot):
+    from pixelweave.app.editor.graph_canvas import READABLE_SCALE
+
+    window.resize(1200, 760)
+    qtbot.wait(50)
+    window.open_example(EXAMPLES / "camera_pipeline.json")
+    assert window.wait_idle()
+    assert window.canvas.zoom_scale() >= READABLE_SCALE * 0.95  # a long chain is not shrunk to specks
+    viewer = window.canvas.graph.viewer()
+    shown = viewer.mapToScene(viewer.viewport().rect()).boundingRect()
+    assert shown.intersects(window.canvas.view_of("result").view.sceneBoundingRect())  # the output end is in view
+    assert window.timing.text() and window.preview.note_label.text()
+    window.new_document()
+    assert window.wait_idle()
+    assert window.timing.text() == "" and window.preview.note_label.text() == ""
+    # an empty document is a starting point, not a pipeline with problems
+    assert window.inspection.ok and "empty" in window.loop_nest.message.text()
+    assert "problems" not in window.loop_nest.message.text() and window.loop_nest_text() == ""
+    assert window.log.messages("error") == []

@@ -205,8 +205,9 @@ def test_loops_after_directives():
 def test_loops_after_names_generated_loops_as_the_engine_does(directives):
     """The schedule editor offers loops by these names before the engine has built anything:
     they must be the ones the engine makes (short names, innermost first)."""
-    import pixelweave as pw
     from pixelweave.engine.schedule import last_part
+
+    import pixelweave as pw
 
     x, y, c = pw.Var("x"), pw.Var("y"), pw.Var("c")
     f = pw.Func("f")
