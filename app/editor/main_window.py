@@ -30,6 +30,7 @@ from pixelweave.nodes.editing import EditSession
 from pixelweave.nodes.errors import DocumentError, NodeError
 from pixelweave.nodes.inspection import HAS_PROBLEMS, Inspection, inspect_document
 from pixelweave.nodes.node_type import node_type
+from pixelweave.nodes.output_part import left_out_text
 from pixelweave.nodes.preview import PreviewComputer, PreviewResult
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -609,8 +610,14 @@ class MainWindow(QtWidgets.QMainWindow):
     def export_dialog(self) -> None:
         dialog = ExportDialog(_copy(self.session.document), self.jobs, self)
         dialog.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.exported.connect(self._on_exported)
         dialog.open()
         self.last_export_dialog = dialog
+
+    def _on_exported(self, result: Any) -> None:
+        self.report("info", f"exported {result.name} into {result.directory}")
+        if result.left_out:
+            self.report("warning", f"export of {result.name}: {left_out_text(result.left_out)}")
 
     # ------------------------------------------------------------------ recent files, autosave
     def _last_folder(self) -> Path:
