@@ -6,6 +6,7 @@ side or used to restore the schedule that produced them."""
 from __future__ import annotations
 
 import copy
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,33 @@ def _benchmark_job(data: dict[str, Any], path: Path | None, runs: int, token: Ca
     return run_benchmark(built, images, runs=runs, progress=progress, should_stop=token.check)
 
 
+def thread_count() -> int:
+    """The threads parallel loops run on: the runtime's pool size (PIXELWEAVE_NUM_THREADS,
+    else one per CPU)."""
+    from pixelweave.engine.runtime.thread_pool import NUM_THREADS_ENV
+
+    given = os.environ.get(NUM_THREADS_ENV, "")
+    return int(given) if given.isdigit() and int(given) > 0 else os.cpu_count() or 1
+
+
+def per_node_note(result: BenchmarkResult, threads: int) -> str:
+    """What the per-node bars measure against the run's wall time, in words: they are CPU time
+    summed over the threads of parallel loops, so together they can exceed the median."""
+    if not result.per_node_ms:
+        return ""
+    total, median = sum(result.per_node_ms.values()), result.median * 1e3
+    text = (
+        f"The bars add up to {total:.1f} ms of CPU time per run; a run took {median:.1f} ms of wall time "
+        f"(median, the dashed line)."
+    )
+    if total > median * 1.05:
+        text += (
+            f" Parallel loops run on up to {threads} threads at once, and each thread's time counts, "
+            f"so the bars together exceed the wall time ({total / median:.1f}x)."
+        )
+    return text
+
+
 def _error_text(error: BaseException) -> str:
     problems = getattr(error, "problems", None)
     if problems:
@@ -75,21 +103,35 @@ class _CompareView(QtWidgets.QWidget):
         self.times.verticalHeader().setVisible(False)
         self.times.verticalHeader().setDefaultSectionSize(22)
         self.times.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.times.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Stretch)
         font = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
         self.nest_a, self.nest_b = QtWidgets.QPlainTextEdit(), QtWidgets.QPlainTextEdit()
         for nest in (self.nest_a, self.nest_b):
             nest.setReadOnly(True)
             nest.setFont(font)
             nest.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
-        nests = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
-        nests.addWidget(self.nest_a)
-        nests.addWidget(self.nest_b)
+        self.times.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        self.times.horizontalHeader().setStretchLastSection(True)
+        # side by side, not stacked: the inspector dock is wide and short, and stacked the
+        # table showed two rows and each loop nest three lines
+        panes = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
+        panes.addWidget(self.times)
+        for title, nest in (("A", self.nest_a), ("B", self.nest_b)):
+            box = QtWidgets.QWidget()
+            column = QtWidgets.QVBoxLayout(box)
+            column.setContentsMargins(0, 0, 0, 0)
+            column.setSpacing(1)
+            column.addWidget(QtWidgets.QLabel(f"Loop nest of {title}"))
+            column.addWidget(nest, 1)
+            panes.addWidget(box)
+        panes.setStretchFactor(0, 3)
+        panes.setStretchFactor(1, 4)
+        panes.setStretchFactor(2, 4)
+        panes.setChildrenCollapsible(False)
+        self.panes = panes
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.heading)
-        layout.addWidget(self.times, 2)
-        layout.addWidget(nests, 3)
+        layout.addWidget(panes, 1)
 
     def show_entries(self, a: HistoryEntry, b: HistoryEntry) -> None:
         self.heading.setText(
@@ -213,16 +255,27 @@ class BenchmarkPanel(QtWidgets.QWidget):
             form.addRow(title, label)
         self.chart = pg.PlotWidget()
         self.chart.setBackground("w")
-        self.chart.setLabel("bottom", "ms per run (own time of each node, profiling build)")
+        self.chart.setLabel("bottom", "CPU ms per run: each node's own time, summed over threads")
         self.chart.getAxis("bottom").enableAutoSIPrefix(False)
         self.chart.setMouseEnabled(x=False, y=False)
         self.chart.hideButtons()
         self.chart.setMinimumHeight(140)
         self._bars: pg.BarGraphItem | None = None
         self._bar_labels: list[str] = []
+        dashed = pg.mkPen("#c2410c", width=2, style=QtCore.Qt.PenStyle.DashLine)
+        self._median_line = pg.InfiniteLine(angle=90, movable=False, pen=dashed)
+        self._median_line.hide()
+        self.chart.addItem(self._median_line)
+        self.bars_note = QtWidgets.QLabel()
+        self.bars_note.setWordWrap(True)
+        self.bars_note.setStyleSheet("color: palette(mid);")
+        self.bars_note.setMinimumWidth(1)
+        chart_column = QtWidgets.QVBoxLayout()
+        chart_column.addWidget(self.chart, 1)
+        chart_column.addWidget(self.bars_note)
         layout = QtWidgets.QHBoxLayout(page)
         layout.addLayout(form)
-        layout.addWidget(self.chart, 1)
+        layout.addLayout(chart_column, 1)
         return page
 
     def _make_history(self) -> QtWidgets.QWidget:
@@ -267,6 +320,8 @@ class BenchmarkPanel(QtWidgets.QWidget):
             self._bars = None
         self._bar_labels = []
         self.chart.getAxis("left").setTicks([[]])
+        self._median_line.hide()
+        self.bars_note.clear()
         self.message.hide()
 
     def is_running(self) -> bool:
@@ -376,16 +431,22 @@ class BenchmarkPanel(QtWidgets.QWidget):
             self._bars = None
         # slowest at the top: pyqtgraph's y grows upwards
         items = sorted(result.per_node_ms.items(), key=lambda kv: kv[1])
+        self.bars_note.setText(per_node_note(result, thread_count()))
         if not items:
             self.chart.getAxis("left").setTicks([[]])
+            self._median_line.hide()
             return
+        median_ms = result.median * 1e3
+        self._median_line.setValue(median_ms)
+        self._median_line.setToolTip(f"wall-clock median of a run: {median_ms:.1f} ms")
+        self._median_line.show()
         self._bars = pg.BarGraphItem(
             x0=0, y=list(range(len(items))), height=0.6, width=[ms for _, ms in items], brush="#4a7ebb"
         )
         self.chart.addItem(self._bars)
         self._bar_labels = [node_id for node_id, _ in items]
         self.chart.getAxis("left").setTicks([[(i, node_id) for i, (node_id, _) in enumerate(items)]])
-        self.chart.setXRange(0, max(ms for _, ms in items) * 1.05 or 1.0)
+        self.chart.setXRange(0, max(median_ms, *(ms for _, ms in items)) * 1.05 or 1.0)
         self.chart.setYRange(-0.5, len(items) - 0.5)
 
     def bar_values(self) -> dict[str, float]:
