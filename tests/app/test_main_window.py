@@ -331,3 +331,27 @@ def test_examples_open_with_readable_titles_and_new_clears_what_was_measured(win
     assert window.inspection.ok and "empty" in window.loop_nest.message.text()
     assert "problems" not in window.loop_nest.message.text() and window.loop_nest_text() == ""
     assert window.log.messages("error") == []
+
+
+def test_a_scratch_node_leaves_the_other_nodes_schedule_controls_alone(window, tmp_path):
+    window.open_example(EXAMPLES / "unsharp_mask.json")
+    window.canvas.select(["sharpen"])
+    assert window.wait_idle()
+    window.palette.node_requested.emit("gaussian_blur")  # a scratch node, not connected
+    assert window.wait_idle()
+    assert any("not connected" in m for m in window.inspection.problems_of("gaussian_blur"))
+    assert "not connected" in window.canvas.view_of("gaussian_blur").view.toolTip()
+    window.canvas.select(["sharpen"])
+    assert window.wait_idle()
+    panel = window.schedule
+    panel.func_combo.setCurrentText("blur_x")
+    # the schedule's own level, offered among the loops that enclose every use, by stable names
+    assert panel.compute_combo.currentText() == "at result.out loop xo"
+    levels = [panel.compute_combo.itemText(i) for i in range(panel.compute_combo.count())]
+    assert levels == ["inline", "root", *(f"at result.out loop {n}" for n in ("yo", "xo", "c", "yi", "xi"))]
+    assert panel.reorder_edit.text() == "v0, x, y, c"  # vectorize(x, 8) made v0, the same in every build
+    assert "produce result.out" in window.loop_nest_text() and window.loop_nest.editor.isEnabled()
+    # the scratch node itself says why it has nothing to schedule
+    window.canvas.select(["gaussian_blur"])
+    assert window.wait_idle()
+    assert "not connected" in panel.problem.text()
