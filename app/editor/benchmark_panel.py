@@ -28,6 +28,7 @@ LANE = "benchmark"
 _DIFFERENT = QtGui.QColor(255, 236, 160)
 _BETTER = QtGui.QColor(200, 235, 200)
 _WORSE = QtGui.QColor(245, 205, 205)
+WIDE_COMPARE = 760  # pixels: from this width the Compare tab puts the times beside the loop nests
 
 
 @dataclass
@@ -97,7 +98,9 @@ class _CompareView(QtWidgets.QWidget):
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.heading = QtWidgets.QLabel("Select two runs in the history and press Compare.")
-        self.heading.setWordWrap(True)
+        # two lines at most (A and B), clipped rather than wrapped; the whole text in the tooltip
+        self.heading.setMinimumWidth(1)
+        self.heading.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.times = QtWidgets.QTableWidget(0, 4)
         self.times.setHorizontalHeaderLabels(["", "A", "B", "B vs A"])
         self.times.verticalHeader().setVisible(False)
@@ -111,10 +114,10 @@ class _CompareView(QtWidgets.QWidget):
             nest.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
         self.times.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
         self.times.horizontalHeader().setStretchLastSection(True)
-        # side by side, not stacked: the inspector dock is wide and short, and stacked the
-        # table showed two rows and each loop nest three lines
-        panes = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
-        panes.addWidget(self.times)
+        # the times beside the loop nests where the panel is wide (the inspector dock is wide and
+        # short: stacked, the table showed two rows and each nest three lines), above them where
+        # it is narrow; the two nests always side by side
+        nests = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
         for title, nest in (("A", self.nest_a), ("B", self.nest_b)):
             box = QtWidgets.QWidget()
             column = QtWidgets.QVBoxLayout(box)
@@ -122,10 +125,12 @@ class _CompareView(QtWidgets.QWidget):
             column.setSpacing(1)
             column.addWidget(QtWidgets.QLabel(f"Loop nest of {title}"))
             column.addWidget(nest, 1)
-            panes.addWidget(box)
+            nests.addWidget(box)
+        panes = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
+        panes.addWidget(self.times)
+        panes.addWidget(nests)
         panes.setStretchFactor(0, 3)
-        panes.setStretchFactor(1, 4)
-        panes.setStretchFactor(2, 4)
+        panes.setStretchFactor(1, 8)
         panes.setChildrenCollapsible(False)
         self.panes = panes
         layout = QtWidgets.QVBoxLayout(self)
@@ -133,10 +138,21 @@ class _CompareView(QtWidgets.QWidget):
         layout.addWidget(self.heading)
         layout.addWidget(panes, 1)
 
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        """Times beside the nests from WIDE_COMPARE pixels on, above them in a narrower panel."""
+        super().resizeEvent(event)
+        wide = event.size().width() >= WIDE_COMPARE
+        orientation = QtCore.Qt.Orientation.Horizontal if wide else QtCore.Qt.Orientation.Vertical
+        if self.panes.orientation() != orientation:
+            self.panes.setOrientation(orientation)
+            length = event.size().width() if wide else event.size().height()
+            share = 30 if wide else 45  # percent for the times
+            self.panes.setSizes([length * share // 100, length * (100 - share) // 100])
+
     def show_entries(self, a: HistoryEntry, b: HistoryEntry) -> None:
-        self.heading.setText(
-            f"A: {a.finished_at} {a.document_name} — {a.schedule}\nB: {b.finished_at} {b.document_name} — {b.schedule}"
-        )
+        text = "\n".join(f"{k}: {e.finished_at} {e.document_name} — {e.schedule}" for k, e in (("A", a), ("B", b)))
+        self.heading.setText(text)
+        self.heading.setToolTip(text)
         ra, rb = a.result, b.result
         rows: list[tuple[str, float | None, float | None, bool]] = [
             ("median ms", ra.median * 1e3, rb.median * 1e3, True),
@@ -255,7 +271,7 @@ class BenchmarkPanel(QtWidgets.QWidget):
             form.addRow(title, label)
         self.chart = pg.PlotWidget()
         self.chart.setBackground("w")
-        self.chart.setLabel("bottom", "CPU ms per run: each node's own time, summed over threads")
+        self.chart.setLabel("bottom", "CPU ms per run (each node's own time, summed over threads)")
         self.chart.getAxis("bottom").enableAutoSIPrefix(False)
         self.chart.setMouseEnabled(x=False, y=False)
         self.chart.hideButtons()
@@ -270,12 +286,14 @@ class BenchmarkPanel(QtWidgets.QWidget):
         self.bars_note.setWordWrap(True)
         self.bars_note.setStyleSheet("color: palette(mid);")
         self.bars_note.setMinimumWidth(1)
-        chart_column = QtWidgets.QVBoxLayout()
-        chart_column.addWidget(self.chart, 1)
-        chart_column.addWidget(self.bars_note)
+        self.bars_note.setMaximumWidth(340)
+        numbers = QtWidgets.QVBoxLayout()
+        numbers.addLayout(form)
+        numbers.addWidget(self.bars_note)
+        numbers.addStretch(1)
         layout = QtWidgets.QHBoxLayout(page)
-        layout.addLayout(form)
-        layout.addLayout(chart_column, 1)
+        layout.addLayout(numbers)
+        layout.addWidget(self.chart, 1)
         return page
 
     def _make_history(self) -> QtWidgets.QWidget:

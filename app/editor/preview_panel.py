@@ -91,15 +91,17 @@ class PreviewPanel(QtWidgets.QWidget):
         layout.setSpacing(3)
         layout.addLayout(self._build_toolbar())
 
-        header = QtWidgets.QHBoxLayout()
+        # the title on its own line and the note under it across the whole width: a long note
+        # (why a schedule cannot be used for the preview) wraps in two or three lines
+        header = QtWidgets.QVBoxLayout()
+        header.setSpacing(0)
         self.title_label = QtWidgets.QLabel()
         self.title_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.note_label = QtWidgets.QLabel()
         self.note_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.note_label.setStyleSheet("color: palette(mid); font-size: small;")
-        self.note_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
-        header.addWidget(self.title_label, 1)
-        header.addWidget(self.note_label, 1)
+        header.addWidget(self.title_label)
+        header.addWidget(self.note_label)
         for label in (self.title_label, self.note_label):
             _never_widens(label)
         self.note_label.setWordWrap(True)

@@ -195,3 +195,10 @@ def test_compare_has_room_for_its_rows_and_loop_nests_in_a_short_dock(qtbot, pan
     assert view.times.rowCount() == 6 and table_rows >= 6  # every row of times in view
     line_height = view.nest_a.fontMetrics().lineSpacing()
     assert view.nest_a.viewport().height() // line_height >= 8 and view.nest_b.viewport().height() // line_height >= 8
+
+    # a narrow panel puts the times above the nests, still with room for both
+    panel.resize(560, 420)
+    qtbot.wait(50)
+    assert view.panes.orientation() == QtCore.Qt.Orientation.Vertical
+    assert view.times.viewport().height() // view.times.rowHeight(0) >= 4
+    assert view.nest_a.viewport().height() // line_height >= 5 and view.nest_a.viewport().width() > 150
