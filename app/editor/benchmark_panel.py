@@ -145,9 +145,20 @@ class _CompareView(QtWidgets.QWidget):
         orientation = QtCore.Qt.Orientation.Horizontal if wide else QtCore.Qt.Orientation.Vertical
         if self.panes.orientation() != orientation:
             self.panes.setOrientation(orientation)
-            length = event.size().width() if wide else event.size().height()
-            share = 30 if wide else 45  # percent for the times
-            self.panes.setSizes([length * share // 100, length * (100 - share) // 100])
+            self._share_room()
+
+    def _share_room(self) -> None:
+        """The times get what they need to show every column (beside the nests) or every row
+        (above them), at most half; the loop nests the rest."""
+        table = self.times
+        if self.panes.orientation() == QtCore.Qt.Orientation.Horizontal:
+            needed = sum(table.columnWidth(c) for c in range(table.columnCount())) + 2 * table.frameWidth() + 18
+        else:
+            rows = sum(table.rowHeight(r) for r in range(table.rowCount())) or 5 * 22
+            needed = rows + table.horizontalHeader().height() + 2 * table.frameWidth() + 18
+        total = sum(self.panes.sizes())
+        first = min(needed, total // 2)
+        self.panes.setSizes([first, total - first])
 
     def show_entries(self, a: HistoryEntry, b: HistoryEntry) -> None:
         text = "\n".join(f"{k}: {e.finished_at} {e.document_name} — {e.schedule}" for k, e in (("A", a), ("B", b)))
@@ -179,6 +190,8 @@ class _CompareView(QtWidgets.QWidget):
                 if j == 3 and colour is not None:
                     item.setBackground(colour)
                 self.times.setItem(i, j, item)
+        self.times.resizeColumnsToContents()
+        self._share_room()
         only_a, only_b = differing_lines(ra.loop_nest, rb.loop_nest)
         self._show_nest(self.nest_a, ra.loop_nest, only_a)
         self._show_nest(self.nest_b, rb.loop_nest, only_b)
@@ -205,11 +218,12 @@ class BenchmarkPanel(QtWidgets.QWidget):
     """Run the document N times and keep a history of the runs.
 
     Signals: `finished(BenchmarkResult)` after a run; `restore_requested(dict)` with the
-    document JSON of the history row the user wants back.
+    document JSON of the history row the user wants back; `room_wanted()` when Compare is shown.
     """
 
     finished = QtCore.Signal(object)
     restore_requested = QtCore.Signal(dict)
+    room_wanted = QtCore.Signal()  # Compare is shown: the panel would like more height
 
     def __init__(self, jobs: JobRunner, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -390,8 +404,9 @@ class BenchmarkPanel(QtWidgets.QWidget):
 
     def compare(self, row_a: int, row_b: int) -> None:
         """Shows history rows row_a and row_b side by side in the Compare tab."""
-        self.compare_view.show_entries(self._history[row_a], self._history[row_b])
         self.tabs.setCurrentWidget(self.compare_view)
+        self.room_wanted.emit()
+        self.compare_view.show_entries(self._history[row_a], self._history[row_b])
 
     def restore_selected(self) -> None:
         rows = self._selected_rows()

@@ -231,6 +231,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.loop_nest.mode_button.toggled.connect(lambda on: on and self._start_analysis())
         self.benchmark.restore_requested.connect(self._on_restore)
         self.benchmark.finished.connect(self._on_benchmark_finished)
+        self.benchmark.room_wanted.connect(self._give_inspector_room)
         self.jobs.busy_changed.connect(self.busy.setVisible)
 
     # ------------------------------------------------------------------ reporting
@@ -450,6 +451,15 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def zoom_canvas(self, step: float) -> None:
         self.canvas.graph.set_zoom(self.canvas.graph.get_zoom() + step)
+
+    def _give_inspector_room(self) -> None:
+        """Comparing two runs needs height for their times and loop nests: the inspector grows
+        to nearly half the window (it never shrinks here)."""
+        self.inspector_dock.show()
+        self.bottom_tabs.setCurrentWidget(self.benchmark)
+        wanted = self.height() * 45 // 100
+        if not self.inspector_dock.isFloating() and self.inspector_dock.height() < wanted:
+            self.resizeDocks([self.inspector_dock], [wanted], QtCore.Qt.Orientation.Vertical)
 
     def run_benchmark(self) -> None:
         self.inspector_dock.show()

@@ -355,3 +355,23 @@ def test_a_scratch_node_leaves_the_other_nodes_schedule_controls_alone(window, t
     window.canvas.select(["gaussian_blur"])
     assert window.wait_idle()
     assert "not connected" in panel.problem.text()
+
+
+def test_compare_gives_the_inspector_room(window, qtbot):
+    from pixelweave.app.editor.benchmark_panel import HistoryEntry
+    from pixelweave.nodes.benchmark import BenchmarkResult
+
+    nest = "\n".join(f"{'  ' * k}for x{k}:" for k in range(14))
+    for median in (0.5496, 0.3):
+        result = BenchmarkResult("Unsharp mask", "host", 2, [median] * 2, median, median, median, 0.24, 0.24 / median,
+                                 0.5, 1, {"sharpen": median * 2e3}, nest)  # fmt: skip
+        window.benchmark._add_history(HistoryEntry("12:00:00", "Unsharp mask", "sharpen: tile", {}, result))
+    window.resize(1600, 1000)  # the size the issue was seen at
+    qtbot.wait(50)
+    assert window.inspector_dock.height() < 1000 * 0.4
+    window.benchmark.compare(0, 1)
+    qtbot.wait(50)
+    assert window.inspector_dock.height() >= 1000 * 0.4 and window.bottom_tabs.currentWidget() is window.benchmark
+    view = window.benchmark.compare_view
+    assert view.times.viewport().height() // view.times.rowHeight(0) >= 6
+    assert view.nest_a.viewport().height() // view.nest_a.fontMetrics().lineSpacing() >= 8
