@@ -285,7 +285,7 @@ class BenchmarkPanel(QtWidgets.QWidget):
             form.addRow(title, label)
         self.chart = pg.PlotWidget()
         self.chart.setBackground("w")
-        self.chart.setLabel("bottom", "CPU ms per run (each node's own time, summed over threads)")
+        self.chart.setLabel("bottom", "CPU ms per run, summed over threads")
         self.chart.getAxis("bottom").enableAutoSIPrefix(False)
         self.chart.setMouseEnabled(x=False, y=False)
         self.chart.hideButtons()

@@ -454,10 +454,10 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _give_inspector_room(self) -> None:
         """Comparing two runs needs height for their times and loop nests: the inspector grows
-        to nearly half the window (it never shrinks here)."""
+        to half the window (it never shrinks here)."""
         self.inspector_dock.show()
         self.bottom_tabs.setCurrentWidget(self.benchmark)
-        wanted = self.height() * 45 // 100
+        wanted = self.height() // 2
         if not self.inspector_dock.isFloating() and self.inspector_dock.height() < wanted:
             self.resizeDocks([self.inspector_dock], [wanted], QtCore.Qt.Orientation.Vertical)
 
