@@ -114,6 +114,7 @@ class PreviewPanel(QtWidgets.QWidget):
         self.message_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.message_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message_label.setMargin(12)
+        _never_widens(self.message_label)  # an error naming a long path wraps, or is clipped
         self.stack.addWidget(self.message_label)
         self.stack.addWidget(self._build_image_page())
         self.array_plot = pg.PlotWidget()
