@@ -154,8 +154,10 @@ class GraphCanvas(QtCore.QObject):
                 action.setVisible(False)
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 - Qt's name
-        """The viewer's hint under the cursor ("CTRL: Deselect Nodes") goes when the modifier key's
-        release may never reach it: focus lost to a dialog or a menu, the window left."""
+        """The viewer's hint under the cursor ("CTRL: Deselect Nodes") and its modifier state go
+        when the key's release may never reach it: focus lost to a dialog or a menu, the window
+        left. While a document just opened settles, a resized canvas is framed again, until the
+        person wheels or clicks in it."""
         kinds = (QtCore.QEvent.Type.FocusOut, QtCore.QEvent.Type.WindowDeactivate, QtCore.QEvent.Type.Leave)
         viewer = self.graph.viewer()
         if watched is viewer.viewport() and event.type() in _GESTURES:
@@ -367,6 +369,8 @@ class GraphCanvas(QtCore.QObject):
             return
         if readable and settle:
             self._settling.start()
+        elif not readable:
+            self._settling.invalidate()  # Frame All asked for: nothing re-frames it afterwards
         viewer = self.graph.viewer()
         viewer.zoom_to_nodes([n.view for n in nodes])
         if not readable or self.zoom_scale() >= READABLE_SCALE:
