@@ -10,7 +10,6 @@ lowering passes read them and report impossible combinations.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -21,9 +20,6 @@ from pixelweave.engine.stmt import ForType
 
 if TYPE_CHECKING:
     from pixelweave.engine.ir.func import Definition, Func
-
-_fresh = itertools.count()
-
 
 class TailStrategy(Enum):
     """What a split does when the factor does not divide the extent.
@@ -204,6 +200,19 @@ class Stage:
             raise ScheduleError(f"{what} in {self.describe()} must be positive, got {factor}")
         return factor
 
+    def _generated_name(self) -> str:
+        """The inner loop name vectorize/unroll/parallel with a factor make up: v0, v1, ... the
+        first that no loop of this stage has (or had) as its last part. Counting per stage, not
+        per process, gives the same names in every build of a schedule, and the short name stays
+        unambiguous within the stage (the loop's full name, `f.s0.x.v0`, is unique in a pipeline)."""
+        used = {last_part(d.name) for d in self.schedule.dims}
+        for s in self.schedule.splits:
+            used.update(last_part(n) for n in (s.old, s.outer, s.inner))
+        k = 0
+        while f"v{k}" in used:
+            k += 1
+        return f"v{k}"
+
     def _check_new_name(self, name: str) -> None:
         for d in self.schedule.dims:
             if d.name == name:
@@ -303,7 +312,7 @@ class Stage:
         if factor is not None:
             factor = self._check_factor(factor, f"the {what} factor")
             i = self._dim_index(v)
-            self.split(v, v, f"v{next(_fresh)}", factor)
+            self.split(v, v, self._generated_name(), factor)
             v = self.schedule.dims[i].name
         i = self._dim_index(v)
         dim = self.schedule.dims[i]
@@ -329,7 +338,7 @@ class Stage:
         if task_size is not None:
             task_size = self._check_factor(task_size, "the parallel task size")
             i = self._dim_index(v)
-            self.split(v, v, f"v{next(_fresh)}", task_size)
+            self.split(v, v, self._generated_name(), task_size)
             return self._mark(self.schedule.dims[i + 1].name, ForType.PARALLEL, None, "parallelize")
         return self._mark(v, ForType.PARALLEL, None, "parallelize")
 

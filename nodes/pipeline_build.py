@@ -124,6 +124,19 @@ def build_document(doc: Document, *, source: str | None = None, check_lowering: 
     parameters, connections, port types, schedules, and with `check_lowering` what lowering
     the scheduled pipeline reveals)."""
     source = source or (str(doc.path) if doc.path is not None else None)
+    built, problems = build_what_can_be_built(doc)
+    if not problems and check_lowering:
+        problems.extend(_lowering_problems(built.graph))
+    if problems:
+        raise DocumentError([_format(p) for p in problems], source)
+    return built
+
+
+def build_what_can_be_built(doc: Document) -> tuple[BuiltDocument, list[Problem]]:
+    """Every node that can be built, with the schedules that can be applied, and the problems
+    instead of an error: what a document under edit is inspected with, so that one scratch
+    node not connected yet hides nothing about the others. A node whose problem blocks it
+    (and whatever reads it) is missing from the graph; the outputs are those that built."""
     problems = doc._problems()
     blocked = {p.node for p in problems if p.kind == "node"}
     unscheduled = {p.node for p in problems if p.kind == "schedule"}
@@ -137,11 +150,7 @@ def build_document(doc: Document, *, source: str | None = None, check_lowering: 
     for node in doc.nodes:
         if node.id in built and node.schedule and node.id not in unscheduled:
             problems.extend(Problem(node.id, "schedule", m) for m in apply_schedule(graph, node.id, node.schedule))
-    if not problems and check_lowering:
-        problems.extend(_lowering_problems(graph))
-    if problems:
-        raise DocumentError([_format(p) for p in problems], source)
-    return BuiltDocument(doc, graph)
+    return BuiltDocument(doc, graph), problems
 
 
 def build_nodes(

@@ -29,8 +29,9 @@ from pixelweave.app.editor.settings import config_directory, settings
 from pixelweave.nodes.document import Document, read_document
 from pixelweave.nodes.editing import EditSession
 from pixelweave.nodes.errors import DocumentError, NodeError
-from pixelweave.nodes.inspection import Inspection, inspect_document
+from pixelweave.nodes.inspection import HAS_PROBLEMS, Inspection, inspect_document
 from pixelweave.nodes.node_type import node_type
+from pixelweave.nodes.output_part import left_out_text
 from pixelweave.nodes.preview import PreviewComputer, PreviewResult
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -41,6 +42,7 @@ DRAG_PREVIEW_SCALE = 4
 OUT_OF_DATE = "(out of date)"
 INSPECTOR_OUT_OF_DATE = "Inspector (out of date — updating…)"
 MAX_RECENT = 8
+DEFAULT_SIZE = QtCore.QSize(1600, 1000)
 
 # "save", "discard" or "cancel"
 UnsavedPrompt = Callable[[QtWidgets.QWidget, str], str]
@@ -99,7 +101,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._autosave_timer.timeout.connect(self.write_autosave)
         self._autosave_timer.start()
 
-        self.resize(1600, 1000)
+        self.resize(self._fitted_size(DEFAULT_SIZE))
+        self._size_docks()
+        self._default_state = self.saveState()
         self._restore_layout()
         self.session.subscribe(self._on_document_changed)
         self._on_document_changed("load")
@@ -142,10 +146,17 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inspector_dock = self._dock("Inspector", self.bottom_tabs, areas.BottomDockWidgetArea)
         self.setCorner(QtCore.Qt.Corner.BottomRightCorner, areas.RightDockWidgetArea)
         self.setCorner(QtCore.Qt.Corner.BottomLeftCorner, areas.LeftDockWidgetArea)
-        self.resizeDocks([self.palette_dock], [220], QtCore.Qt.Orientation.Horizontal)
-        self.resizeDocks([self.preview_dock], [520], QtCore.Qt.Orientation.Horizontal)
-        self.resizeDocks([self.preview_dock, self.properties_dock], [480, 420], QtCore.Qt.Orientation.Vertical)
-        self.resizeDocks([self.inspector_dock], [280], QtCore.Qt.Orientation.Vertical)
+        self._size_docks()
+
+    def _size_docks(self) -> None:
+        """The first dock sizes, for a window of the default size or the screen's, if smaller."""
+        size = self._fitted_size(DEFAULT_SIZE)
+        width, height = size.width(), size.height()
+        horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
+        self.resizeDocks([self.palette_dock], [min(220, width * 17 // 100)], horizontal)
+        self.resizeDocks([self.preview_dock], [min(520, width * 33 // 100)], horizontal)
+        self.resizeDocks([self.preview_dock, self.properties_dock], [height * 48 // 100, height * 42 // 100], vertical)
+        self.resizeDocks([self.inspector_dock], [min(280, height * 28 // 100)], vertical)
 
     def _action(self, menu: QtWidgets.QMenu, text: str, slot: Callable[[], Any], shortcut: Any = None) -> QtGui.QAction:
         action = QtGui.QAction(text, self)
@@ -196,6 +207,8 @@ class MainWindow(QtWidgets.QMainWindow):
         view.addSeparator()
         for dock in self.findChildren(QtWidgets.QDockWidget):
             view.addAction(dock.toggleViewAction())
+        view.addSeparator()
+        self._action(view, "Reset &Layout", self.reset_layout)
 
         run = bar.addMenu("&Run")
         self._action(run, "&Refresh Preview", self.refresh, "F5")
@@ -225,6 +238,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.loop_nest.mode_button.toggled.connect(lambda on: on and self._start_analysis())
         self.benchmark.restore_requested.connect(self._on_restore)
         self.benchmark.finished.connect(self._on_benchmark_finished)
+        self.benchmark.room_wanted.connect(self._give_inspector_room)
         self.jobs.busy_changed.connect(self.busy.setVisible)
 
     # ------------------------------------------------------------------ reporting
@@ -314,7 +328,7 @@ class MainWindow(QtWidgets.QMainWindow):
         node = self.session.document.node(self.current)
         # until the background inspection reports this node's loops, show its Funcs without them
         loops = self.inspection.loops.get(node.id) or {key: [] for key in node.schedule} or {"out": []}
-        self.schedule.show_node(node.id, loops, dict(node.schedule), self.inspection.consumers.get(node.id, []))
+        self.schedule.show_node(node.id, loops, dict(node.schedule), self.inspection.levels.get(node.id, {}))
 
     def _show_problems_of_current(self) -> None:
         if self.current is None:
@@ -322,6 +336,9 @@ class MainWindow(QtWidgets.QMainWindow):
         problems = self.inspection.problems_of(self.current)
         self.properties.set_error("\n".join(problems) or None)
         schedule_problems = [p for p in problems if "schedule" in p]
+        if problems and not schedule_problems and self.current not in self.inspection.loops:
+            # the node could not be built: say why its schedule has no loops to offer
+            schedule_problems = [f"`{self.current}` has no loops to schedule until this is fixed:", *problems]
         self.schedule.set_problem("\n".join(schedule_problems) or None)
 
     # ------------------------------------------------------------------ edits from panels
@@ -420,7 +437,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.loop_nest.highlight_node(self.current)
             self._start_fused(self._generation)
         else:
-            self.loop_nest.set_message("The pipeline has problems: see the Log and the red nodes")
+            message = inspection.message or HAS_PROBLEMS
+            self.loop_nest.set_message(message, error=message == HAS_PROBLEMS)
         by_node: dict[str, list[str]] = {}
         for node_id, message in inspection.problems:
             by_node.setdefault(node_id or "", []).append(message)
@@ -525,6 +543,15 @@ class MainWindow(QtWidgets.QMainWindow):
     def zoom_canvas(self, step: float) -> None:
         self.canvas.graph.set_zoom(self.canvas.graph.get_zoom() + step)
 
+    def _give_inspector_room(self) -> None:
+        """Comparing two runs needs height for their times and loop nests: the inspector grows
+        to half the window (it never shrinks here)."""
+        self.inspector_dock.show()
+        self.bottom_tabs.setCurrentWidget(self.benchmark)
+        wanted = self.height() // 2
+        if not self.inspector_dock.isFloating() and self.inspector_dock.height() < wanted:
+            self.resizeDocks([self.inspector_dock], [wanted], QtCore.Qt.Orientation.Vertical)
+
     def run_benchmark(self) -> None:
         self.inspector_dock.show()
         self.bottom_tabs.setCurrentWidget(self.benchmark)
@@ -614,8 +641,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.current = None
         self.inspection = Inspection()
         self._reported.clear()
+        self.timing.clear()  # nothing measured yet for this document
+        self.preview.set_note("")
+        self.benchmark.clear_results()
         self.session.load(doc, dirty=dirty)
-        self.canvas.frame_all()
+        self.canvas.frame_all(readable=True)
         outputs = [n.id for n in doc.nodes if getattr(node_type(n.type), "is_output", False)]
         if outputs:
             self.canvas.select([outputs[0]])
@@ -681,8 +711,14 @@ class MainWindow(QtWidgets.QMainWindow):
     def export_dialog(self) -> None:
         dialog = ExportDialog(_copy(self.session.document), self.jobs, self)
         dialog.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.exported.connect(self._on_exported)
         dialog.open()
         self.last_export_dialog = dialog
+
+    def _on_exported(self, result: Any) -> None:
+        self.report("info", f"exported {result.name} into {result.directory}")
+        if result.left_out:
+            self.report("warning", f"export of {result.name}: {left_out_text(result.left_out)}")
 
     # ------------------------------------------------------------------ recent files, autosave
     def _last_folder(self) -> Path:
@@ -721,6 +757,28 @@ class MainWindow(QtWidgets.QMainWindow):
         self.report("info", "recovered the unsaved document of an earlier session: save it to keep it")
 
     # ------------------------------------------------------------------ window
+    def _fitted_size(self, wanted: QtCore.QSize) -> QtCore.QSize:
+        """wanted, made smaller where the screen is smaller (the frame needs a little room)."""
+        screen = self.screen() or QtGui.QGuiApplication.primaryScreen()
+        if screen is None:
+            return wanted
+        room = screen.availableGeometry().size() - QtCore.QSize(16, 48)
+        return wanted.boundedTo(room)
+
+    def reset_layout(self) -> None:
+        """The docks back where they started, with their first sizes, in a window that fits
+        the screen (View > Reset Layout)."""
+        if self.isMaximized() or self.isFullScreen():
+            self.showNormal()
+        self.restoreState(self._default_state)
+        for dock in self.findChildren(QtWidgets.QDockWidget):
+            dock.setFloating(False)
+            dock.show()
+        self.resize(self._fitted_size(DEFAULT_SIZE))
+        self._size_docks()
+        settings().remove("window_state")
+        self.report("info", "the window layout is back to its default")
+
     def _restore_layout(self) -> None:
         state = settings().value("window_state")
         if isinstance(state, QtCore.QByteArray) and not os.environ.get("PIXELWEAVE_DEFAULT_LAYOUT"):

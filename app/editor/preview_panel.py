@@ -46,6 +46,16 @@ def _tool_button(text: str, tooltip: str, checkable: bool = False) -> QtWidgets.
     return button
 
 
+def _never_widens(label: QtWidgets.QLabel) -> None:
+    """A one-line label whose text may be long (a note, a title, pixel values) must not set
+    the panel's minimum width: the dock, and with it the window, would grow past the screen.
+    It takes the width it is given; the whole text stays readable in its tooltip."""
+    label.setMinimumWidth(1)
+    policy = label.sizePolicy()
+    policy.setHorizontalPolicy(QtWidgets.QSizePolicy.Policy.Ignored)
+    label.setSizePolicy(policy)
+
+
 def _zoom_text(zoom: float) -> str:
     percent = zoom * 100.0
     return f"{percent:.0f}%" if percent >= 10 else f"{percent:.1f}%"
@@ -86,20 +96,28 @@ class PreviewPanel(QtWidgets.QWidget):
         layout.setSpacing(3)
         layout.addLayout(self._build_toolbar())
 
-        header = QtWidgets.QHBoxLayout()
+        # the title (with the staleness marker beside it) on its own line and the note under it
+        # across the whole width: a long note (why a schedule cannot be used for the preview)
+        # wraps in two or three lines instead of widening the dock
+        header = QtWidgets.QVBoxLayout()
+        header.setSpacing(0)
+        title_row = QtWidgets.QHBoxLayout()
         self.title_label = QtWidgets.QLabel()
         self.title_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
-        self.note_label = QtWidgets.QLabel()
-        self.note_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
-        self.note_label.setStyleSheet("color: palette(mid); font-size: small;")
-        self.note_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         self.stale_label = QtWidgets.QLabel()
         self.stale_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.stale_label.setStyleSheet("color: #c98a1b; font-size: small;")
         self.stale_label.hide()
-        header.addWidget(self.title_label, 1)
-        header.addWidget(self.stale_label)
-        header.addWidget(self.note_label, 1)
+        title_row.addWidget(self.title_label, 1)
+        title_row.addWidget(self.stale_label)
+        self.note_label = QtWidgets.QLabel()
+        self.note_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.note_label.setStyleSheet("color: palette(mid); font-size: small;")
+        header.addLayout(title_row)
+        header.addWidget(self.note_label)
+        for label in (self.title_label, self.stale_label, self.note_label):
+            _never_widens(label)
+        self.note_label.setWordWrap(True)
         layout.addLayout(header)
 
         self.stack = QtWidgets.QStackedWidget()
@@ -109,6 +127,7 @@ class PreviewPanel(QtWidgets.QWidget):
         self.message_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.message_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message_label.setMargin(12)
+        _never_widens(self.message_label)  # an error naming a long path wraps, or is clipped
         self.stack.addWidget(self.message_label)
         self.stack.addWidget(self._build_image_page())
         self.array_plot = pg.PlotWidget()
@@ -130,6 +149,7 @@ class PreviewPanel(QtWidgets.QWidget):
         self.status_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.status_label.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont))
         self.status_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        _never_widens(self.status_label)
         layout.addWidget(self.status_label)
 
     def _build_toolbar(self) -> QtWidgets.QHBoxLayout:
@@ -524,7 +544,9 @@ class PreviewPanel(QtWidgets.QWidget):
         self._update_status()
 
     def _update_note(self) -> None:
-        self.note_label.setText("   ".join(part for part in (self._display_note, self._note) if part))
+        text = "   ".join(part for part in (self._display_note, self._note) if part)
+        self.note_label.setText(text)
+        self.note_label.setToolTip(text)
 
     def _update_status(self, *_args: object) -> None:
         parts = []
