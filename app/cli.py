@@ -485,10 +485,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from pixelweave.app.library_readme import library_readme
-    from pixelweave.nodes.export import default_export_name, export_library, export_name_problem, export_python_module
+    from pixelweave.app.library_readme import write_library_readme
+    from pixelweave.nodes.document import read_document
+    from pixelweave.nodes.export import (
+        build_for_export,
+        default_export_name,
+        export_library,
+        export_name_problem,
+        export_python_module,
+        note_left_out,
+    )
+    from pixelweave.nodes.output_part import left_out_text
 
-    built = _open(args.doc)
+    built, left_out = build_for_export(read_document(args.doc))
     for param_name, value in _params(built, args.param).items():
         built.graph.scalar_params[param_name].set(value)  # the exported arguments' defaults
     name = args.name or default_export_name(built.document.name or Path(args.doc).stem)
@@ -499,12 +508,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     export = export_python_module if args.python else export_library
     with progress_bar(2, "export", unit="step") as bar:
         bar.set_postfix_str("compiling and linking")
-        result = export(built, directory, name, args.target)
+        result = note_left_out(export(built, directory, name, args.target), left_out)
         bar.update(1)
-        readme = directory / "README.md"
-        readme.write_text(library_readme(built, name, result.arguments, args.target), encoding="utf-8")
+        write_library_readme(built, result)
         bar.update(1)
-    for path in [*result.files, readme]:
+    if left_out:
+        print(f"pixelweave export: {left_out_text(left_out)}", file=sys.stderr)
+    for path in result.files:
         print(f"wrote {path}")
     return 0
 

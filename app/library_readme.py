@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from pixelweave.engine.lowered import Argument
+from pixelweave.nodes.export import ExportResult
 
 _C_TYPES = {"u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "i8": "int8_t", "i16": "int16_t",
             "i32": "int32_t", "f32": "float", "f64": "double"}  # fmt: skip
@@ -99,6 +101,19 @@ def library_readme(built: Any, name: str, arguments: list[Argument], target: str
             "",
         ]
     )
+
+
+def write_library_readme(built: Any, result: ExportResult) -> Path:
+    """Writes README.md beside an export's files and adds it to them: the command line and the
+    editor's export dialog write the same one. Nodes the export left out are listed at its end."""
+    text = library_readme(built, result.name, result.arguments, result.target)
+    if result.left_out:
+        names = ", ".join(f"`{n}`" for n in result.left_out)
+        text += f"\n## Not exported\n\nThese nodes of the document are not connected to an output: {names}.\n"
+    path = Path(result.directory) / "README.md"
+    path.write_text(text, encoding="utf-8")
+    result.files.append(path)
+    return path
 
 
 def _sample_sizes(built: Any) -> str:

@@ -26,18 +26,48 @@ class Compiled:
 
     `compile_seconds` is the time lowering and LLVM took; `last_run_seconds` the time of
     the last native call; `last_profile` the seconds per Func of a profiling build.
-    `lowering` is None for native code compiled in another process (Pipeline.load_native_code).
+    `lowering` is None for native code compiled in another process (Pipeline.load_native_code);
+    for code from the cache keyed before lowering it is lowered on first use.
     """
 
     def __init__(
-        self, pipeline: Pipeline, lowering: LoweringResult | None, native: CompiledPipeline, lower_seconds: float
+        self,
+        pipeline: Pipeline,
+        lowering: LoweringResult | None,
+        native: CompiledPipeline,
+        lower_seconds: float,
+        *,
+        loop_nest: str | None = None,
+        from_structure_cache: bool = False,
     ) -> None:
         self.pipeline = pipeline
-        self.lowering = lowering
+        self._lowering = lowering
+        self._loop_nest = loop_nest
+        self.from_structure_cache = from_structure_cache  # nothing was lowered or compiled for it
         self.native = native
         self.compile_seconds = lower_seconds + native.compile_seconds
         self.output_names = [a.name for a in native.arguments if a.is_output]
         self._outputs = [a for a in native.arguments if a.is_output]
+
+    @property
+    def lowering(self) -> LoweringResult | None:
+        """The lowering this code came from: lowered on first use when the code came from the
+        cache keyed before lowering; None for native code adopted from another process."""
+        if self._lowering is None and self.from_structure_cache:
+            from pixelweave.engine.lower import lower
+
+            self._lowering = lower(self.pipeline, self.native.target.name, name=self.native.name)
+        return self._lowering
+
+    @property
+    def loop_nest_text(self) -> str | None:
+        """The loop nest as the inspector prints it (kept with cached code, so no lowering);
+        None for adopted native code."""
+        if self._loop_nest is None and self.lowering is not None:
+            from pixelweave.engine.stmt_printer import loop_nest_to_string
+
+            self._loop_nest = loop_nest_to_string(self.lowering.loop_nest)
+        return self._loop_nest
 
     @property
     def last_run_seconds(self) -> float | None:

@@ -115,20 +115,43 @@ class Pipeline:
 
         from pixelweave.engine.compiled import Compiled
         from pixelweave.engine.lower import deep_recursion, lower
-        from pixelweave.engine.runtime.jit import compile_pipeline
+        from pixelweave.engine.runtime.jit import compile_pipeline, compiled_by_structure
+        from pixelweave.engine.stmt_printer import loop_nest_to_string
 
         key = (target, level, profile, self._schedule_signature())
         cached = self._compiled.get(key)
         if cached is not None:
             return cached
+        structure = self.structural_key(target)
+        if target != "opencl":
+            hit = compiled_by_structure(structure, level, profile, target)
+            if hit is not None:
+                native, loop_nest = hit
+                compiled = Compiled(self, None, native, 0.0, loop_nest=loop_nest, from_structure_cache=True)
+                self._compiled[key] = compiled
+                return compiled
         start = time.perf_counter()
         lowering = lower(self, target, name=self._symbol_name())
         lower_seconds = time.perf_counter() - start
         with deep_recursion():
-            native = compile_pipeline(lowering.lowered, level=level, profile=profile, target=target)
+            native = compile_pipeline(
+                lowering.lowered,
+                level=level,
+                profile=profile,
+                target=target,
+                structure=structure,
+                loop_nest=loop_nest_to_string(lowering.loop_nest),
+            )
         compiled = Compiled(self, lowering, native, lower_seconds)
         self._compiled[key] = compiled
         return compiled
+
+    def structural_key(self, target: str = "host") -> str:
+        """A hash of the algorithm, the schedules and the inputs' types, computed without
+        lowering: equal structure, equal key (Param values are not part of it)."""
+        from pixelweave.engine.structural_key import structural_key
+
+        return structural_key(self, target, self._symbol_name())
 
     def load_native_code(self, code: Any, target: str = "host"):
         """Adopt native code compiled for this pipeline elsewhere (`fn.native.native_code()`,

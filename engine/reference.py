@@ -81,6 +81,32 @@ def realize_reference(
     return results[0] if len(results) == 1 else results
 
 
+def required_regions(
+    pipeline: Pipeline, output_boxes: list[list[tuple[int, int]]], inputs: dict[str, Any] | None = None
+) -> dict[str, list[tuple[int, int]]]:
+    """Per Func name, the (min, extent) per dimension over which the algorithm must compute
+    it so that every output k is known over output_boxes[k] (as (min, extent) pairs):
+    bounds inference on the algorithm alone, as the reference evaluator does it. Funcs that
+    nothing needs are left out; BoundsError when a region cannot be bounded."""
+    images, params = resolve_inputs(pipeline, inputs)
+    evaluator = ReferenceEvaluator(pipeline, images, params)
+    boxes = [[Interval(lo, lo + n - 1) for lo, n in box] for box in output_boxes]
+    regions = evaluator.infer_regions([], boxes)
+    result: dict[str, list[tuple[int, int]]] = {}
+    for f in pipeline.funcs:
+        box = regions.get(id(f))
+        if box is None or any(b.is_empty() for b in box):
+            continue
+        for i, b in enumerate(box):
+            if any(abs(v) == float("inf") for v in (b.lo, b.hi)):
+                raise BoundsError(
+                    f"the region of Func `{f.name()}` needed in {dim_label(i)} cannot be bounded: a coordinate "
+                    "has no bounds (for example a value read from another image); clamp it"
+                )
+        result[f.name()] = [(int(b.lo), int(b.hi - b.lo + 1)) for b in box]
+    return result
+
+
 def check_sizes(pipeline: Pipeline, sizes: Any) -> list[int]:
     if isinstance(sizes, (int, np.integer)):
         sizes = [sizes]
@@ -147,11 +173,15 @@ class ReferenceEvaluator:
             self._value_bounds[id(f)] = bounds_of(f.value(), self.param_scope, self._call_bounds)
         return self._value_bounds[id(f)]
 
-    def infer_regions(self, sizes: list[int]) -> dict[int, Box]:
+    def infer_regions(self, sizes: list[int], output_boxes: list[Box] | None = None) -> dict[int, Box]:
+        """Per Func (by id) the box it is computed over; `output_boxes` (one per output)
+        replaces [0, size) when outputs are asked for over different boxes."""
         regions: dict[int, Box] = {}
         self.output_sizes = list(sizes)
-        for out in self.pipeline.outputs:
-            regions[id(out)] = [Interval(0, s - 1) for s in sizes]
+        for k, out in enumerate(self.pipeline.outputs):
+            box = output_boxes[k] if output_boxes is not None else [Interval(0, s - 1) for s in sizes]
+            old = regions.get(id(out))
+            regions[id(out)] = box if old is None else _union(old, box)
         self.required_images: dict[str, Box] = {}
         for f in reversed(self.pipeline.funcs):
             box = regions.get(id(f))

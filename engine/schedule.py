@@ -10,7 +10,6 @@ lowering passes read them and report impossible combinations.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -22,14 +21,14 @@ from pixelweave.engine.stmt import ForType
 if TYPE_CHECKING:
     from pixelweave.engine.ir.func import Definition, Func
 
-_fresh = itertools.count()
-
-
 class TailStrategy(Enum):
     """What a split does when the factor does not divide the extent.
 
     AUTO is Halide's default: SHIFT_INWARDS for pure definitions, ROUND_UP for pure
-    variables of update definitions, GUARD_WITH_IF for reduction variables.
+    variables of update definitions, GUARD_WITH_IF for reduction variables. As in Halide,
+    an update refuses the strategies that would change its result: SHIFT_INWARDS anywhere
+    (it recomputes some points, and an update applied twice is not the same), and ROUND_UP
+    on a reduction variable (it iterates outside the RDom).
     """
 
     AUTO = "auto"
@@ -75,6 +74,19 @@ class LoopLevel:
         return self.kind
 
 
+def resolve_tail(tail: TailStrategy, stage: int, is_rvar: bool) -> TailStrategy:
+    """The strategy AUTO stands for in stage `stage` (0: the pure definition), as Halide's."""
+    if tail != TailStrategy.AUTO:
+        return tail
+    if stage == 0:
+        return TailStrategy.SHIFT_INWARDS
+    return TailStrategy.GUARD_WITH_IF if is_rvar else TailStrategy.ROUND_UP
+
+
+def _tail_name(tail: TailStrategy) -> str:
+    return "".join(part.capitalize() for part in tail.value.split("_"))
+
+
 @dataclass
 class Split:
     """`split` (old -> outer, inner by factor), `fuse` (inner, outer -> fused) or a rename."""
@@ -85,6 +97,7 @@ class Split:
     inner: str
     factor: int = 1
     tail: TailStrategy = TailStrategy.AUTO
+    is_rvar: bool = False  # it splits a reduction variable (or a loop made from one)
 
 
 @dataclass
@@ -187,6 +200,19 @@ class Stage:
             raise ScheduleError(f"{what} in {self.describe()} must be positive, got {factor}")
         return factor
 
+    def _generated_name(self) -> str:
+        """The inner loop name vectorize/unroll/parallel with a factor make up: v0, v1, ... the
+        first that no loop of this stage has (or had) as its last part. Counting per stage, not
+        per process, gives the same names in every build of a schedule, and the short name stays
+        unambiguous within the stage (the loop's full name, `f.s0.x.v0`, is unique in a pipeline)."""
+        used = {last_part(d.name) for d in self.schedule.dims}
+        for s in self.schedule.splits:
+            used.update(last_part(n) for n in (s.old, s.outer, s.inner))
+        k = 0
+        while f"v{k}" in used:
+            k += 1
+        return f"v{k}"
+
     def _check_new_name(self, name: str) -> None:
         for d in self.schedule.dims:
             if d.name == name:
@@ -213,9 +239,29 @@ class Stage:
                 f"cannot split {old_dim.name} in {self.describe()}: it is already {old_dim.for_type.value}; "
                 "split first, then mark the new loops"
             )
-        self.schedule.splits.append(Split("split", old_dim.name, outer_name, inner_name, factor, tail))
+        self._check_tail(old_dim, tail)
+        self.schedule.splits.append(
+            Split("split", old_dim.name, outer_name, inner_name, factor, tail, is_rvar=old_dim.is_rvar)
+        )
         dims[i : i + 1] = [Dim(inner_name, is_rvar=old_dim.is_rvar), Dim(outer_name, is_rvar=old_dim.is_rvar)]
         return self
+
+    def _check_tail(self, dim: Dim, tail: TailStrategy) -> None:
+        """Refuse, as Halide does, a tail strategy that would change an update's result."""
+        if self.index == 0 or tail == TailStrategy.AUTO:
+            return
+        what = f"split of {dim.name} in {self.describe()}"
+        if dim.is_rvar and tail != TailStrategy.GUARD_WITH_IF:
+            raise ScheduleError(
+                f"the {what} cannot use TailStrategy.{_tail_name(tail)}: {dim.name} is a reduction variable, "
+                "and iterations outside its RDom (or counted twice) would change the result; legal tail "
+                "strategies for it are GuardWithIf and Auto"
+            )
+        if tail == TailStrategy.SHIFT_INWARDS:
+            raise ScheduleError(
+                f"the {what} cannot use TailStrategy.ShiftInwards: it computes some points twice, which changes "
+                "the result of an update definition; legal tail strategies here are RoundUp, GuardWithIf and Auto"
+            )
 
     def fuse(self, inner: Any, outer: Any, fused: Any) -> Stage:
         """Merge two adjacent loops (outer directly outside inner) into one."""
@@ -230,7 +276,7 @@ class Stage:
             raise ScheduleError(f"cannot fuse a pure variable with a reduction variable in {self.describe()}")
         name = var_name(fused)
         self._check_new_name(name)
-        self.schedule.splits.append(Split("fuse", name, dims[j].name, dims[i].name))
+        self.schedule.splits.append(Split("fuse", name, dims[j].name, dims[i].name, is_rvar=dims[i].is_rvar))
         dims[i : j + 1] = [Dim(name, is_rvar=dims[i].is_rvar)]
         return self
 
@@ -266,7 +312,7 @@ class Stage:
         if factor is not None:
             factor = self._check_factor(factor, f"the {what} factor")
             i = self._dim_index(v)
-            self.split(v, v, f"v{next(_fresh)}", factor)
+            self.split(v, v, self._generated_name(), factor)
             v = self.schedule.dims[i].name
         i = self._dim_index(v)
         dim = self.schedule.dims[i]
@@ -292,7 +338,7 @@ class Stage:
         if task_size is not None:
             task_size = self._check_factor(task_size, "the parallel task size")
             i = self._dim_index(v)
-            self.split(v, v, f"v{next(_fresh)}", task_size)
+            self.split(v, v, self._generated_name(), task_size)
             return self._mark(self.schedule.dims[i + 1].name, ForType.PARALLEL, None, "parallelize")
         return self._mark(v, ForType.PARALLEL, None, "parallelize")
 

@@ -304,6 +304,11 @@ class Document:
     def _problems(self) -> list[Problem]:
         return _validate(self)
 
+    def node_problems(self, node_ids: set[str]) -> list[str]:
+        """The problems that stop the given nodes from being built (types, parameters,
+        connections), one line each, naming the node; schedules and outputs are not checked."""
+        return [_format(p) for p in self._problems() if p.node in node_ids and p.kind == "node"]
+
     # ------------------------------------------------------------------ JSON
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {

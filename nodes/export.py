@@ -20,7 +20,9 @@ from typing import Any
 from pixelweave.engine.codegen.target import TARGETS
 from pixelweave.engine.ir import expr as ir
 from pixelweave.engine.lowered import Argument
+from pixelweave.nodes.document import Document
 from pixelweave.nodes.errors import NodeError
+from pixelweave.nodes.output_part import left_out_text, output_part
 
 # Names a generated module cannot take: it would shadow what it imports, or not be importable.
 _RESERVED_MODULE_NAMES = frozenset({"ctypes", "numpy", "np", "os", "sys"})
@@ -61,10 +63,31 @@ class ExportResult:
     files: list[Path]
     usage: str
     arguments: list[Argument] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # nodes not connected to an output, not exported
 
     def file_sizes(self) -> list[tuple[Path, int]]:
         """(path, size in bytes) of each file written, for a summary."""
         return [(p, p.stat().st_size) for p in self.files]
+
+
+def build_for_export(doc: Document) -> tuple[Any, list[str]]:
+    """The BuiltDocument of what the outputs read, and the ids of the nodes left out (a scratch
+    node, a branch not wired yet), so that those never stop an export. DocumentError for a
+    problem in what is exported; NodeError when there is no output at all."""
+    from pixelweave.nodes.pipeline_build import build_document
+
+    part, left_out = output_part(doc)
+    if not part.nodes:
+        raise NodeError("the document has no output node, so there is nothing to export; add an Output node")
+    return build_document(part), left_out
+
+
+def note_left_out(result: ExportResult, left_out: list[str]) -> ExportResult:
+    """Records the nodes an export left out, and says so at the top of its usage text."""
+    result.left_out = list(left_out)
+    if left_out:
+        result.usage = f"Note: {left_out_text(left_out)}.\n\n{result.usage}"
+    return result
 
 
 def export_kinds() -> list[ExportKind]:

@@ -102,7 +102,7 @@ def build_graph(specs: list[NodeSpec]) -> BuiltGraph:
     image_params: dict[str, pw.ImageParam] = {}
     scalar_params: dict[str, pw.Param] = {}
     for spec in topological_order(specs):
-        node = _build_node(spec, built)
+        node = build_node(spec, built)
         built[spec.id] = node
     for node in built.values():
         image_params.update({p.name(): p for p in node.image_params})
@@ -113,9 +113,10 @@ def build_graph(specs: list[NodeSpec]) -> BuiltGraph:
     return BuiltGraph(built, image_params, scalar_params, outputs)
 
 
-def _build_node(spec: NodeSpec, built: dict[str, BuiltNode], runtime: bool = True) -> BuiltNode:
-    """One node built; with `runtime` its run-time parameters become engine Params (with the
-    spec's values as defaults), else constants."""
+def build_node(spec: NodeSpec, built: dict[str, BuiltNode], runtime: bool = True) -> BuiltNode:
+    """One node built with the engine, its sources already in `built`; NodeError on a fault.
+    With `runtime` its run-time parameters become engine Params (the spec's values their
+    defaults), else constants."""
     try:
         cls = node_type(spec.type)
         params = cls.check_params(spec.params)

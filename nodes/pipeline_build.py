@@ -6,6 +6,7 @@ and outputs, and runs or compiles it through a GraphRunner."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 from pixelweave.nodes.document import Document, Problem, _format
 from pixelweave.nodes.errors import DocumentError, NodeError
-from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec, _build_node
+from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec, build_node
 from pixelweave.nodes.images import decode_image, read_image
 from pixelweave.nodes.ports import short_type_name
 from pixelweave.nodes.run import GraphRunner, output_sizes
@@ -153,10 +154,23 @@ def build_document(
     document values the defaults) unless `runtime_params` is False: then they are
     constants, as a pipeline specialized to these values."""
     source = source or (str(doc.path) if doc.path is not None else None)
+    built, problems = build_what_can_be_built(doc, runtime_params=runtime_params)
+    if not problems and check_lowering:
+        problems.extend(_lowering_problems(built.graph))
+    if problems:
+        raise DocumentError([_format(p) for p in problems], source)
+    return built
+
+
+def build_what_can_be_built(doc: Document, *, runtime_params: bool = True) -> tuple[BuiltDocument, list[Problem]]:
+    """Every node that can be built, with the schedules that can be applied, and the problems
+    instead of an error: what a document under edit is inspected with, so that one scratch
+    node not connected yet hides nothing about the others. A node whose problem blocks it
+    (and whatever reads it) is missing from the graph; the outputs are those that built."""
     problems = doc._problems()
     blocked = {p.node for p in problems if p.kind == "node"}
     unscheduled = {p.node for p in problems if p.kind == "schedule"}
-    built = _build_nodes(doc, blocked, problems, runtime=runtime_params)
+    built = build_nodes(doc, blocked, problems, runtime=runtime_params)
     problems.extend(_name_clashes(built))
     graph = BuiltGraph(
         built,
@@ -167,11 +181,7 @@ def build_document(
     for node in doc.nodes:
         if node.id in built and node.schedule and node.id not in unscheduled:
             problems.extend(Problem(node.id, "schedule", m) for m in apply_schedule(graph, node.id, node.schedule))
-    if not problems and check_lowering:
-        problems.extend(_lowering_problems(graph))
-    if problems:
-        raise DocumentError([_format(p) for p in problems], source)
-    return BuiltDocument(doc, graph, runtime_params)
+    return BuiltDocument(doc, graph, runtime_params), problems
 
 
 def _name_clashes(built: dict[str, BuiltNode]) -> list[Problem]:
@@ -193,11 +203,18 @@ def _name_clashes(built: dict[str, BuiltNode]) -> list[Problem]:
     return problems
 
 
-def _build_nodes(
-    doc: Document, blocked: set[str | None], problems: list[Problem], *, runtime: bool = True
+def build_nodes(
+    doc: Document,
+    blocked: set[str | None],
+    problems: list[Problem],
+    reuse: Callable[[NodeSpec, dict[str, BuiltNode]], BuiltNode | None] | None = None,
+    *,
+    runtime: bool = True,
 ) -> dict[str, BuiltNode]:
     """Builds every buildable node once its sources are built (a node whose source failed
-    is skipped silently: the source's problem is the one to fix)."""
+    is skipped silently: the source's problem is the one to fix), in dependency order.
+    `reuse(spec, built)` may hand back a node built earlier instead (the preview keeps
+    nodes whose definition and sources did not change)."""
     specs = [
         NodeSpec(n.id, n.type, n.params, {port: n.source(port) for port in n.inputs})  # type: ignore[misc]
         for n in doc.nodes
@@ -214,7 +231,8 @@ def _build_nodes(
                 failed.add(spec.id)
             elif all(s in built for s in sources):
                 try:
-                    built[spec.id] = _build_node(spec, built, runtime)
+                    kept = reuse(spec, built) if reuse is not None else None
+                    built[spec.id] = kept if kept is not None else build_node(spec, built, runtime)
                 except NodeError as e:
                     problems.append(Problem(spec.id, "node", e.detail))
                     failed.add(spec.id)

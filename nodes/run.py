@@ -16,7 +16,8 @@ from pixelweave.nodes.graph import BuiltGraph
 import pixelweave as pw
 
 
-def _environment(graph: BuiltGraph, images: dict[str, np.ndarray], params: dict[str, Any]) -> dict[str, Expr]:
+def input_environment(graph: BuiltGraph, images: dict[str, np.ndarray], params: dict[str, Any]) -> dict[str, Expr]:
+    """The values of the image sizes and parameters, to evaluate extents with."""
     env: dict[str, Expr] = {}
     for name, image in graph.image_params.items():
         if name not in images:
@@ -50,7 +51,7 @@ def evaluate_extent(e: Expr, env: dict[str, Expr]) -> int:
 
 def output_sizes(graph: BuiltGraph, images: dict[str, np.ndarray], params: dict[str, Any]) -> dict[str, list[int]]:
     """Per output node id, the sizes to realize it over (Func dimension order)."""
-    env = _environment(graph, images, params)
+    env = input_environment(graph, images, params)
     sizes = {}
     for node_id, value in zip(graph.output_ids, graph.output_values(), strict=True):
         sizes[node_id] = [evaluate_extent(e, env) for e in value.extents]

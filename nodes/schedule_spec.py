@@ -302,7 +302,7 @@ _MARKS = {
 def _stage_directives(definition: Any, shorthand: bool = True) -> list[list[Any]]:
     """The directives that give a stage its loops. With `shorthand`, the splits that
     vectorize/unroll/parallel made with a width are folded back into them, unless a reorder
-    has to name the loops those splits made up (their names differ in every build)."""
+    has to name the loops those splits made up (then the splits are written out in full)."""
     schedule: StageSchedule | None = definition.schedule
     if schedule is None:
         return []

@@ -397,8 +397,17 @@ def format_schedule(schedule: Mapping[str, list[list[Any]]], node_id: str) -> st
 def loops_after(dims: list[str], directives: Iterable[list[Any]]) -> list[str]:
     """The loop names a stage has after its directives, innermost first (what the editor offers
     to split, vectorize or compute at): splits and tiles replace a loop by their new ones,
-    a fuse merges two; reorder changes the order. Unknown loops are left alone."""
+    a fuse merges two; reorder changes the order; vectorize, unroll and parallel with a factor
+    split off an inner loop named as the engine names it (v0, v1, ...: the first short name the
+    stage has not used). Unknown loops are left alone."""
     loops = list(dims)
+    used = {n.rsplit(".", 1)[-1] for n in dims}
+
+    def generated() -> str:
+        k = 0
+        while f"v{k}" in used:
+            k += 1
+        return f"v{k}"
 
     def replace(old: Any, new: list[str]) -> None:
         if old in loops:
@@ -409,6 +418,11 @@ def loops_after(dims: list[str], directives: Iterable[list[Any]]) -> list[str]:
         name, args = d[0], list(d[1:])
         if args and args[-1] in TAILS and name in ("split", "tile"):
             args.pop()
+        used.update(a for a in args if isinstance(a, str))
+        if name in ("vectorize", "unroll", "parallel") and len(args) == 2 and args[0] in loops:
+            inner = generated()
+            used.add(inner)
+            replace(args[0], [inner, args[0]])
         if name == "split" and len(args) == 4:
             replace(args[0], [args[2], args[1]])
         elif name in ("tile", "gpu_tile") and len(args) == 8:

@@ -6,6 +6,7 @@ side or used to restore the schedule that produced them."""
 from __future__ import annotations
 
 import copy
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ LANE = "benchmark"
 _DIFFERENT = QtGui.QColor(255, 236, 160)
 _BETTER = QtGui.QColor(200, 235, 200)
 _WORSE = QtGui.QColor(245, 205, 205)
+WIDE_COMPARE = 760  # pixels: from this width the Compare tab puts the times beside the loop nests
 
 
 @dataclass
@@ -41,16 +43,45 @@ class HistoryEntry:
 
 
 def _benchmark_job(data: dict[str, Any], path: Path | None, runs: int, token: CancelToken, progress: Any) -> Any:
-    """Worker-thread work: build the copied document, read its samples, time it."""
+    """Worker-thread work: build what the copied document's outputs read (a scratch node not
+    connected yet is no reason to refuse), read its samples, time it."""
+    from pixelweave.nodes.output_part import output_part
     from pixelweave.nodes.pipeline_build import build_document
 
     doc = Document.from_json(data)
     doc.path = path  # sample images given relative to the document's folder
     token.check()
-    built = build_document(doc)
+    built = build_document(output_part(doc)[0])
     token.check()
     images = built.sample_inputs()
     return run_benchmark(built, images, runs=runs, progress=progress, should_stop=token.check)
+
+
+def thread_count() -> int:
+    """The threads parallel loops run on: the runtime's pool size (PIXELWEAVE_NUM_THREADS,
+    else one per CPU)."""
+    from pixelweave.engine.runtime.thread_pool import NUM_THREADS_ENV
+
+    given = os.environ.get(NUM_THREADS_ENV, "")
+    return int(given) if given.isdigit() and int(given) > 0 else os.cpu_count() or 1
+
+
+def per_node_note(result: BenchmarkResult, threads: int) -> str:
+    """What the per-node bars measure against the run's wall time, in words: they are CPU time
+    summed over the threads of parallel loops, so together they can exceed the median."""
+    if not result.per_node_ms:
+        return ""
+    total, median = sum(result.per_node_ms.values()), result.median * 1e3
+    text = (
+        f"The bars add up to {total:.1f} ms of CPU time per run; a run took {median:.1f} ms of wall time "
+        f"(median, the dashed line)."
+    )
+    if total > median * 1.05:
+        text += (
+            f" Parallel loops run on up to {threads} threads at once, and each thread's time counts, "
+            f"so the bars together exceed the wall time ({total / median:.1f}x)."
+        )
+    return text
 
 
 def _error_text(error: BaseException) -> str:
@@ -67,32 +98,72 @@ class _CompareView(QtWidgets.QWidget):
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.heading = QtWidgets.QLabel("Select two runs in the history and press Compare.")
-        self.heading.setWordWrap(True)
+        # two lines at most (A and B), clipped rather than wrapped; the whole text in the tooltip
+        self.heading.setMinimumWidth(1)
+        self.heading.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.times = QtWidgets.QTableWidget(0, 4)
         self.times.setHorizontalHeaderLabels(["", "A", "B", "B vs A"])
         self.times.verticalHeader().setVisible(False)
         self.times.verticalHeader().setDefaultSectionSize(22)
         self.times.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.times.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Stretch)
         font = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
         self.nest_a, self.nest_b = QtWidgets.QPlainTextEdit(), QtWidgets.QPlainTextEdit()
         for nest in (self.nest_a, self.nest_b):
             nest.setReadOnly(True)
             nest.setFont(font)
             nest.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
+        self.times.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        self.times.horizontalHeader().setStretchLastSection(True)
+        # the times beside the loop nests where the panel is wide (the inspector dock is wide and
+        # short: stacked, the table showed two rows and each nest three lines), above them where
+        # it is narrow; the two nests always side by side
         nests = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
-        nests.addWidget(self.nest_a)
-        nests.addWidget(self.nest_b)
+        for title, nest in (("A", self.nest_a), ("B", self.nest_b)):
+            box = QtWidgets.QWidget()
+            column = QtWidgets.QVBoxLayout(box)
+            column.setContentsMargins(0, 0, 0, 0)
+            column.setSpacing(1)
+            column.addWidget(QtWidgets.QLabel(f"Loop nest of {title}"))
+            column.addWidget(nest, 1)
+            nests.addWidget(box)
+        panes = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
+        panes.addWidget(self.times)
+        panes.addWidget(nests)
+        panes.setStretchFactor(0, 3)
+        panes.setStretchFactor(1, 8)
+        panes.setChildrenCollapsible(False)
+        self.panes = panes
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.heading)
-        layout.addWidget(self.times, 2)
-        layout.addWidget(nests, 3)
+        layout.addWidget(panes, 1)
+
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        """Times beside the nests from WIDE_COMPARE pixels on, above them in a narrower panel."""
+        super().resizeEvent(event)
+        wide = event.size().width() >= WIDE_COMPARE
+        orientation = QtCore.Qt.Orientation.Horizontal if wide else QtCore.Qt.Orientation.Vertical
+        if self.panes.orientation() != orientation:
+            self.panes.setOrientation(orientation)
+            self._share_room()
+
+    def _share_room(self) -> None:
+        """The times get what they need to show every column (beside the nests) or every row
+        (above them), at most half; the loop nests the rest."""
+        table = self.times
+        if self.panes.orientation() == QtCore.Qt.Orientation.Horizontal:
+            needed = sum(table.columnWidth(c) for c in range(table.columnCount())) + 2 * table.frameWidth() + 18
+        else:
+            rows = sum(table.rowHeight(r) for r in range(table.rowCount())) or 5 * 22
+            needed = rows + table.horizontalHeader().height() + 2 * table.frameWidth() + 18
+        total = sum(self.panes.sizes())
+        first = min(needed, total // 2)
+        self.panes.setSizes([first, total - first])
 
     def show_entries(self, a: HistoryEntry, b: HistoryEntry) -> None:
-        self.heading.setText(
-            f"A: {a.finished_at} {a.document_name} — {a.schedule}\nB: {b.finished_at} {b.document_name} — {b.schedule}"
-        )
+        text = "\n".join(f"{k}: {e.finished_at} {e.document_name} — {e.schedule}" for k, e in (("A", a), ("B", b)))
+        self.heading.setText(text)
+        self.heading.setToolTip(text)
         ra, rb = a.result, b.result
         rows: list[tuple[str, float | None, float | None, bool]] = [
             ("median ms", ra.median * 1e3, rb.median * 1e3, True),
@@ -119,6 +190,8 @@ class _CompareView(QtWidgets.QWidget):
                 if j == 3 and colour is not None:
                     item.setBackground(colour)
                 self.times.setItem(i, j, item)
+        self.times.resizeColumnsToContents()
+        self._share_room()
         only_a, only_b = differing_lines(ra.loop_nest, rb.loop_nest)
         self._show_nest(self.nest_a, ra.loop_nest, only_a)
         self._show_nest(self.nest_b, rb.loop_nest, only_b)
@@ -145,11 +218,12 @@ class BenchmarkPanel(QtWidgets.QWidget):
     """Run the document N times and keep a history of the runs.
 
     Signals: `finished(BenchmarkResult)` after a run; `restore_requested(dict)` with the
-    document JSON of the history row the user wants back.
+    document JSON of the history row the user wants back; `room_wanted()` when Compare is shown.
     """
 
     finished = QtCore.Signal(object)
     restore_requested = QtCore.Signal(dict)
+    room_wanted = QtCore.Signal()  # Compare is shown: the panel would like more height
 
     def __init__(self, jobs: JobRunner, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -211,15 +285,28 @@ class BenchmarkPanel(QtWidgets.QWidget):
             form.addRow(title, label)
         self.chart = pg.PlotWidget()
         self.chart.setBackground("w")
-        self.chart.setLabel("bottom", "ms per run (own time of each node, profiling build)")
+        self.chart.setLabel("bottom", "CPU ms per run, summed over threads")
         self.chart.getAxis("bottom").enableAutoSIPrefix(False)
         self.chart.setMouseEnabled(x=False, y=False)
         self.chart.hideButtons()
         self.chart.setMinimumHeight(140)
         self._bars: pg.BarGraphItem | None = None
         self._bar_labels: list[str] = []
+        dashed = pg.mkPen("#c2410c", width=2, style=QtCore.Qt.PenStyle.DashLine)
+        self._median_line = pg.InfiniteLine(angle=90, movable=False, pen=dashed)
+        self._median_line.hide()
+        self.chart.addItem(self._median_line)
+        self.bars_note = QtWidgets.QLabel()
+        self.bars_note.setWordWrap(True)
+        self.bars_note.setStyleSheet("color: palette(mid);")
+        self.bars_note.setMinimumWidth(1)
+        self.bars_note.setMaximumWidth(340)
+        numbers = QtWidgets.QVBoxLayout()
+        numbers.addLayout(form)
+        numbers.addWidget(self.bars_note)
+        numbers.addStretch(1)
         layout = QtWidgets.QHBoxLayout(page)
-        layout.addLayout(form)
+        layout.addLayout(numbers)
         layout.addWidget(self.chart, 1)
         return page
 
@@ -254,6 +341,20 @@ class BenchmarkPanel(QtWidgets.QWidget):
         """The document Run will time (copied when a run starts, so later edits do not leak in)."""
         self._document = document
         self._update_buttons()
+
+    def clear_results(self) -> None:
+        """Another document: the Results tab no longer shows the last one's numbers (the history
+        keeps every run, with its document's name)."""
+        for label in self.value_labels.values():
+            label.setText("—")
+        if self._bars is not None:
+            self.chart.removeItem(self._bars)
+            self._bars = None
+        self._bar_labels = []
+        self.chart.getAxis("left").setTicks([[]])
+        self._median_line.hide()
+        self.bars_note.clear()
+        self.message.hide()
 
     def is_running(self) -> bool:
         return self._running
@@ -303,8 +404,9 @@ class BenchmarkPanel(QtWidgets.QWidget):
 
     def compare(self, row_a: int, row_b: int) -> None:
         """Shows history rows row_a and row_b side by side in the Compare tab."""
-        self.compare_view.show_entries(self._history[row_a], self._history[row_b])
         self.tabs.setCurrentWidget(self.compare_view)
+        self.room_wanted.emit()
+        self.compare_view.show_entries(self._history[row_a], self._history[row_b])
 
     def restore_selected(self) -> None:
         rows = self._selected_rows()
@@ -362,16 +464,22 @@ class BenchmarkPanel(QtWidgets.QWidget):
             self._bars = None
         # slowest at the top: pyqtgraph's y grows upwards
         items = sorted(result.per_node_ms.items(), key=lambda kv: kv[1])
+        self.bars_note.setText(per_node_note(result, thread_count()))
         if not items:
             self.chart.getAxis("left").setTicks([[]])
+            self._median_line.hide()
             return
+        median_ms = result.median * 1e3
+        self._median_line.setValue(median_ms)
+        self._median_line.setToolTip(f"wall-clock median of a run: {median_ms:.1f} ms")
+        self._median_line.show()
         self._bars = pg.BarGraphItem(
             x0=0, y=list(range(len(items))), height=0.6, width=[ms for _, ms in items], brush="#4a7ebb"
         )
         self.chart.addItem(self._bars)
         self._bar_labels = [node_id for node_id, _ in items]
         self.chart.getAxis("left").setTicks([[(i, node_id) for i, (node_id, _) in enumerate(items)]])
-        self.chart.setXRange(0, max(ms for _, ms in items) * 1.05 or 1.0)
+        self.chart.setXRange(0, max(median_ms, *(ms for _, ms in items)) * 1.05 or 1.0)
         self.chart.setYRange(-0.5, len(items) - 0.5)
 
     def bar_values(self) -> dict[str, float]:

@@ -5,6 +5,8 @@ breaks NodeGraphQt's properties-bin spin boxes, its Tab search completer and its
 items; `NodeSpinBox.get_value()` returns text, which breaks restoring a saved session; and
 NodeGraphQt imports `distutils`, which Python 3.12 only has through setuptools. Each fix is
 the smallest change that restores the documented behaviour (tests/app/test_compat.py).
+`keep_singletons_alive` works around a reference-counting fault of PySide6 6.12 on Python
+3.11; the editor package applies it when it is imported.
 """
 
 from __future__ import annotations
@@ -13,6 +15,24 @@ import sys
 import types
 
 _applied = False
+_IMMORTAL_REFERENCES = 1 << 40
+
+
+def keep_singletons_alive() -> None:
+    """PySide6 6.12 returns None from void calls (and True/False from some bool ones) without
+    a new reference, as Python 3.12 allows, where these objects are immortal. On Python 3.11
+    every such call takes a reference away, and after some thousands of calls (a few minutes
+    of editing, or the GUI test suite) the process aborts with "none_dealloc: deallocating
+    None". Here they get as many references as 3.12 gives immortal objects, so no number of
+    calls can use them up. Nothing changes on Python 3.12 and later."""
+    if sys.version_info >= (3, 12):
+        return
+    import ctypes
+
+    for singleton in (None, True, False):
+        refcount = ctypes.c_ssize_t.from_address(id(singleton))  # ob_refcnt, PyObject's first field
+        if refcount.value < _IMMORTAL_REFERENCES:
+            refcount.value += _IMMORTAL_REFERENCES
 
 
 def _provide_distutils_version() -> None:

@@ -10,33 +10,39 @@ from pathlib import Path
 from typing import Any
 
 from pixelweave.app.editor.jobs import CancelToken, JobRunner
+from pixelweave.app.library_readme import write_library_readme
 from pixelweave.nodes.document import Document
 from pixelweave.nodes.export import (
     ExportResult,
+    build_for_export,
     default_export_name,
     export_kinds,
     export_library,
     export_name_problem,
     export_python_module,
     export_targets,
+    note_left_out,
 )
+from pixelweave.nodes.output_part import left_out_text
 from PySide6 import QtCore, QtGui, QtWidgets
 
 LANE = "export"
 _ERROR_STYLE = "color: #b00020;"
+_NOTE_STYLE = "color: #8a5a00;"
 
 
 def _export_job(data: dict[str, Any], path: Path | None, kind: str, folder: str, name: str, target: str,
                 token: CancelToken) -> ExportResult:  # fmt: skip
-    """Worker-thread work: build the copied document and write the chosen files."""
-    from pixelweave.nodes.pipeline_build import build_document
-
+    """Worker-thread work: build what the document's outputs read and write the chosen files
+    with the README that `pixelweave export` writes."""
     doc = Document.from_json(data)
     doc.path = path
-    built = build_document(doc)
+    built, left_out = build_for_export(doc)
     token.check()
     export = export_python_module if kind == "python" else export_library
-    return export(built, folder, name, target)
+    result = note_left_out(export(built, folder, name, target), left_out)
+    write_library_readme(built, result)
+    return result
 
 
 def _size_text(size: int) -> str:
@@ -222,6 +228,10 @@ class ExportDialog(QtWidgets.QDialog):
             size_item.setTextAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
             self.files.setItem(row, 1, size_item)
         self.usage.setPlainText(result.usage)
+        if result.left_out:  # said where it is seen, not only at the top of the usage text
+            self.message.setText(f"Exported what the outputs read; {left_out_text(result.left_out)}.")
+            self.message.setStyleSheet(_NOTE_STYLE)
+            self.message.show()
         self.exported.emit(result)
 
     def _on_failed(self, error: BaseException, traceback_text: str) -> None:
@@ -236,6 +246,7 @@ class ExportDialog(QtWidgets.QDialog):
 
     def _show_error(self, text: str) -> None:
         self.message.setText(text)
+        self.message.setStyleSheet(_ERROR_STYLE)
         self.message.show()
 
     def reject(self) -> None:

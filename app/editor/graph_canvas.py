@@ -43,6 +43,9 @@ CATEGORY_COLOURS = {
     "Custom": (64, 64, 40),
 }
 ERROR_COLOUR = (150, 36, 36)
+READABLE_SCALE = 0.75  # below this a node's title is too small to read
+SETTLE_MS = 3000  # after opening a document, resizes of the canvas re-frame it (panels filling in)
+_GESTURES = (QtCore.QEvent.Type.Wheel, QtCore.QEvent.Type.MouseButtonPress)
 
 
 class PipelineNode(BaseNode):
@@ -118,18 +121,67 @@ class GraphCanvas(QtCore.QObject):
         compat.apply()
         self.session = session
         self.graph = DocumentGraph(self)
-        self.graph.set_acyclic(True)
+        # NodeGraphQt's own cycle check refuses a pipe before the document is asked, silently;
+        # the document refuses it too, and says why (see change_connections)
+        self.graph.set_acyclic(False)
         self.graph.register_nodes([node_class(name) for name in node_types()])
         self.widget = self.graph.widget
         self._views: dict[str, PipelineNode] = {}
         self._groups: dict[str, BackdropNode] = {}
         self._syncing = False
+        self._settling = QtCore.QElapsedTimer()
+        self._quiet_viewer_actions()
+        self.graph.viewer().installEventFilter(self)
+        self.graph.viewer().viewport().installEventFilter(self)  # wheel and mouse arrive there
         search = QtGui.QShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_Tab), self.graph.viewer())
         search.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
         search.activated.connect(self.open_search)
         self.graph.node_selection_changed.connect(lambda *_: self._emit_selection())
         self.graph.node_selected.connect(lambda *_: self._emit_selection())
         self.sync()
+
+    def _quiet_viewer_actions(self) -> None:
+        """NodeGraphQt gives its viewer Undo and Redo actions (Ctrl+Z, Ctrl+Shift+Z) on its own
+        undo stack, which this canvas never uses: with the window's Edit menu holding the same
+        keys, Qt found them ambiguous and did nothing while the canvas had focus. The document's
+        history is the only one, so these actions go."""
+        viewer = self.graph.viewer()
+        for name in ("_undo_action", "_redo_action"):
+            action = getattr(viewer, name, None)
+            if action is not None:
+                action.setShortcuts([])
+                action.setEnabled(False)
+                action.setVisible(False)
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 - Qt's name
+        """The viewer's hint under the cursor ("CTRL: Deselect Nodes") and its modifier state go
+        when the key's release may never reach it: focus lost to a dialog or a menu, the window
+        left. While a document just opened settles, a resized canvas is framed again, until the
+        person wheels or clicks in it."""
+        kinds = (QtCore.QEvent.Type.FocusOut, QtCore.QEvent.Type.WindowDeactivate, QtCore.QEvent.Type.Leave)
+        viewer = self.graph.viewer()
+        if watched is viewer.viewport() and event.type() in _GESTURES:
+            self._settling.invalidate()  # the person moves the view now: leave it to them
+        elif watched is viewer:
+            if event.type() in kinds:
+                self.hide_key_hint()
+            elif event.type() == QtCore.QEvent.Type.Resize and self._settling.isValid() and self._settled_soon():
+                QtCore.QTimer.singleShot(0, lambda: self.frame_all(readable=True, settle=False))
+        return super().eventFilter(watched, event)
+
+    def _settled_soon(self) -> bool:
+        return self._settling.elapsed() < SETTLE_MS
+
+    def hide_key_hint(self) -> None:
+        viewer = self.graph.viewer()
+        viewer.CTRL_state = viewer.SHIFT_state = viewer.ALT_state = False
+        viewer._cursor_text.setPlainText("")
+        viewer._cursor_text.setVisible(False)
+
+    def key_hint(self) -> str:
+        """The hint the viewer shows under the cursor now ("" when none)."""
+        text = self.graph.viewer()._cursor_text
+        return text.toPlainText().strip() if text.isVisible() else ""
 
     # ------------------------------------------------------------------ queries
     def view_of(self, node_id: str) -> PipelineNode | None:
@@ -307,7 +359,32 @@ class GraphCanvas(QtCore.QObject):
         viewer.tab_search_set_nodes(self.graph.node_factory.names)
         viewer.tab_search_toggle()
 
-    def frame_all(self) -> None:
+    def frame_all(self, *, readable: bool = False, settle: bool = True) -> None:
+        """Fits every node in the view. With `readable`, never zooms out so far that node
+        titles cannot be read: a pipeline too long for that shows its output end (outputs are
+        on the right), the rest a pan or F away; while the window's panels settle around a
+        document just opened (the canvas is resized), the framing is done again."""
         nodes = self.graph.all_nodes()
-        if nodes:
-            self.graph.viewer().zoom_to_nodes([n.view for n in nodes])
+        if not nodes:
+            return
+        if readable and settle:
+            self._settling.start()
+        elif not readable:
+            self._settling.invalidate()  # Frame All asked for: nothing re-frames it afterwards
+        viewer = self.graph.viewer()
+        viewer.zoom_to_nodes([n.view for n in nodes])
+        if not readable or self.zoom_scale() >= READABLE_SCALE:
+            return
+        box = QtCore.QRectF()
+        for node in nodes:
+            box = box.united(node.view.sceneBoundingRect())
+        size = viewer.viewport().size()
+        scale = READABLE_SCALE * 1.1  # fitting the rect into the view takes a little off
+        width, height = size.width() / scale, size.height() / scale
+        margin = 40 / scale
+        top = box.center().y() - height / 2 if box.height() + 2 * margin <= height else box.top() - margin
+        viewer.set_scene_rect([box.right() + margin - width, top, width, height])
+
+    def zoom_scale(self) -> float:
+        """Screen pixels per scene unit (1.0: node titles at their natural size)."""
+        return self.graph.viewer().transform().m11()

@@ -1,10 +1,14 @@
 """Background work for the editor: compiling, running and benchmarking off the GUI thread.
 
-Every job runs on one worker thread, in submission order, because the engine's JIT (one
-LLVM context) is not meant to be entered from two threads at once. Jobs are submitted to a
-*lane* ("preview", "benchmark", ...): a new job in a lane cancels the lane's older jobs, so
-a burst of edits only ever computes the newest state. Cancelling sets the job's token; work
-checks it between steps (`token.check()`), and the result of a cancelled job is dropped.
+Jobs are submitted to a *lane* ("preview", "analysis", "benchmark", ...): a new job in a
+lane cancels the lane's older jobs, so a burst of edits only ever computes the newest state.
+Lanes run on worker threads of their own where waiting would hurt: previews never queue
+behind an inspection or a benchmark, and neither printing a long statement nor compiling
+the fused pipeline holds up anything else (LANE_THREADS); the other lanes share one
+background thread, in submission order. (The engine serializes what must be: linking into
+the JIT; LLVM compiles in private contexts.)
+Cancelling sets the job's token; work checks it between steps (`token.check()`), and the
+result of a cancelled job is dropped.
 Results, errors and progress reach the GUI thread through a queued Qt signal.
 """
 
@@ -20,6 +24,16 @@ from typing import Any
 from PySide6 import QtCore
 
 Progress = Callable[[int, int, str], None]
+
+# lane -> its worker thread; the other lanes share "background"
+LANE_THREADS = {"preview": "preview", "statement": "statement", "fused": "fused"}
+
+
+def thread_of(lane: str) -> str:
+    """The worker thread a lane's jobs run on."""
+    return LANE_THREADS.get(lane, "background")
+
+
 Work = Callable[["CancelToken", Progress], Any]
 
 
@@ -56,18 +70,29 @@ class _Job:
 
 
 class JobRunner(QtCore.QObject):
-    """Runs jobs on one worker thread; callbacks run on the GUI thread."""
+    """Runs jobs on worker threads (one per group of lanes); callbacks run on the GUI thread."""
 
     busy_changed = QtCore.Signal(bool)
     _deliver = QtCore.Signal(object)
 
     def __init__(self, parent: QtCore.QObject | None = None) -> None:
         super().__init__(parent)
-        self._queue: queue.Queue[_Job | None] = queue.Queue()
+        self._queues: dict[str, queue.Queue[_Job | None]] = {}
+        self._threads: dict[str, threading.Thread] = {}
         self._live: list[_Job] = []  # submitted, not yet delivered (GUI thread only)
         self._deliver.connect(self._on_deliver, QtCore.Qt.ConnectionType.QueuedConnection)
-        self._thread = threading.Thread(target=self._loop, name="pixelweave-jobs", daemon=True)
-        self._thread.start()
+
+    def _queue_of(self, lane: str) -> queue.Queue[_Job | None]:
+        """The queue of the lane's worker thread, started on first use."""
+        name = thread_of(lane)
+        if name not in self._queues:
+            self._queues[name] = queue.Queue()
+            thread = threading.Thread(
+                target=self._loop, args=(self._queues[name],), name=f"pixelweave-{name}", daemon=True
+            )
+            self._threads[name] = thread
+            thread.start()
+        return self._queues[name]
 
     # ------------------------------------------------------------------ GUI thread
     def submit(
@@ -85,7 +110,7 @@ class JobRunner(QtCore.QObject):
         job = _Job(lane, work, done, failed, progress)
         was_busy = self.is_busy()
         self._live.append(job)
-        self._queue.put(job)
+        self._queue_of(lane).put(job)
         if not was_busy:
             self.busy_changed.emit(True)
         return job.token
@@ -110,15 +135,17 @@ class JobRunner(QtCore.QObject):
         return not self._live
 
     def shutdown(self) -> None:
-        """Cancels everything and stops the worker thread (waits for the running step)."""
+        """Cancels everything and stops the worker threads (waits for their running steps)."""
         self.cancel()
-        self._queue.put(None)
-        self._thread.join(timeout=30)
+        for q in self._queues.values():
+            q.put(None)
+        for thread in self._threads.values():
+            thread.join(timeout=30)
 
     # ------------------------------------------------------------------ worker thread
-    def _loop(self) -> None:
+    def _loop(self, jobs: queue.Queue[_Job | None]) -> None:
         while True:
-            job = self._queue.get()
+            job = jobs.get()
             if job is None:
                 return
             if job.token.cancelled:

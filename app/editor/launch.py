@@ -50,7 +50,7 @@ def screenshot(window: MainWindow, path: Path) -> None:
     if outputs:
         window.canvas.select([outputs[0]])
     window.wait_idle()
-    window.canvas.frame_all()
+    window.canvas.frame_all(readable=True)
     app = QtWidgets.QApplication.instance()
     for _ in range(10):
         app.processEvents()

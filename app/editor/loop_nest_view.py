@@ -89,6 +89,10 @@ class LoopNestView(QtWidgets.QWidget):
         self.legend = QtWidgets.QLabel(
             " ".join(f'<span style="color:{c}"><b>{k}</b></span>' for k, c in LOOP_COLOURS.items() if k != "for")
         )
+        self.legend.setToolTip("The colours of the loop kinds in the text below")
+        self.legend.setMinimumWidth(1)  # clipped rather than widening the dock and the window
+        self.legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        self.legend.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         self.message = QtWidgets.QLabel(wordWrap=True)
         self.message.setStyleSheet("color: #b91c1c; padding: 4px;")
         self.message.hide()
@@ -103,8 +107,7 @@ class LoopNestView(QtWidgets.QWidget):
 
         top = QtWidgets.QHBoxLayout()
         top.addWidget(self.mode_button)
-        top.addStretch(1)
-        top.addWidget(self.legend)
+        top.addWidget(self.legend, 1)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
@@ -124,11 +127,17 @@ class LoopNestView(QtWidgets.QWidget):
         self._update_mode_button()
         self._show_current()
 
-    def set_message(self, text: str) -> None:
-        """A state such as "the pipeline has errors": shown above the (dimmed) last text."""
+    def set_message(self, text: str, *, error: bool = True) -> None:
+        """A state instead of a loop nest. An error ("the pipeline has problems") is shown in red
+        above the dimmed last text; a hint (an empty document) replaces the text."""
         self.message.setText(text)
+        self.message.setStyleSheet(f"color: {'#b91c1c' if error else 'palette(mid)'}; padding: 4px;")
         self.message.show()
         self.editor.setEnabled(False)
+        if not error:
+            self._loop_nest, self._full_stmt, self._mapping = "", None, []
+            self.editor.setPlainText("")
+            self._update_mode_button()
 
     def highlight_node(self, node_id: str | None) -> None:
         """Background on the node's lines, the first one scrolled into view (None: clear)."""
@@ -182,6 +191,18 @@ class LoopNestView(QtWidgets.QWidget):
             if not self._block_visible(first):
                 self.editor.setTextCursor(QtGui.QTextCursor(first))
                 self.editor.centerCursor()
+            self._show_line_start(first)
+
+    def _show_line_start(self, block: QtGui.QTextBlock) -> None:
+        """Scrolls sideways so that the line's text (after its indentation) is in view, as far
+        left as possible: deep loop nests must not open scrolled to the far right."""
+        text = block.text()
+        cursor = QtGui.QTextCursor(block)
+        cursor.setPosition(block.position() + len(text) - len(text.lstrip()))
+        bar = self.editor.horizontalScrollBar()
+        start = self.editor.cursorRect(cursor).left() + bar.value()  # in the text's own coordinates
+        room = self.editor.viewport().width()
+        bar.setValue(max(0, start - room // 4))
 
     def _block_visible(self, block: QtGui.QTextBlock) -> bool:
         rect = self.editor.blockBoundingGeometry(block).translated(self.editor.contentOffset())

@@ -9,6 +9,7 @@ Nothing here compiles or computes an image itself: it calls `nodes` through jobs
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,9 @@ from pixelweave.app.editor.settings import config_directory, settings
 from pixelweave.nodes.document import Document, read_document
 from pixelweave.nodes.editing import EditSession
 from pixelweave.nodes.errors import DocumentError, NodeError
-from pixelweave.nodes.inspection import Inspection, inspect_document
+from pixelweave.nodes.inspection import HAS_PROBLEMS, Inspection, inspect_document
 from pixelweave.nodes.node_type import node_type
+from pixelweave.nodes.output_part import left_out_text
 from pixelweave.nodes.preview import PreviewComputer, PreviewResult
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -37,7 +39,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 ANALYSIS_DELAY_MS = 120
 PREVIEW_DELAY_MS = 60
 DRAG_PREVIEW_SCALE = 4
+OUT_OF_DATE = "(out of date)"
+INSPECTOR_OUT_OF_DATE = "Inspector (out of date — updating…)"
 MAX_RECENT = 8
+DEFAULT_SIZE = QtCore.QSize(1600, 1000)
 
 # "save", "discard" or "cancel"
 UnsavedPrompt = Callable[[QtWidgets.QWidget, str], str]
@@ -75,6 +80,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.current: str | None = None
         self._shown_type: tuple[str, str] | None = None
         self._preview_scale = 1
+        self._generation = 0  # counts document changes, so late results can tell they are stale
+        self._statement: tuple[int, str] = (-1, "")  # (generation, full statement printed for it)
+        self._preview_text = ""  # the time label: the preview's time, then the fused pipeline's
+        self._fused_text = ""
         self._reported: set[str] = set()
         self.autosave = Autosave(config_directory() / "autosave")
 
@@ -92,7 +101,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._autosave_timer.timeout.connect(self.write_autosave)
         self._autosave_timer.start()
 
-        self.resize(1600, 1000)
+        self.resize(self._fitted_size(DEFAULT_SIZE))
+        self._size_docks()
+        self._default_state = self.saveState()
         self._restore_layout()
         self.session.subscribe(self._on_document_changed)
         self._on_document_changed("load")
@@ -135,10 +146,17 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inspector_dock = self._dock("Inspector", self.bottom_tabs, areas.BottomDockWidgetArea)
         self.setCorner(QtCore.Qt.Corner.BottomRightCorner, areas.RightDockWidgetArea)
         self.setCorner(QtCore.Qt.Corner.BottomLeftCorner, areas.LeftDockWidgetArea)
-        self.resizeDocks([self.palette_dock], [220], QtCore.Qt.Orientation.Horizontal)
-        self.resizeDocks([self.preview_dock], [520], QtCore.Qt.Orientation.Horizontal)
-        self.resizeDocks([self.preview_dock, self.properties_dock], [480, 420], QtCore.Qt.Orientation.Vertical)
-        self.resizeDocks([self.inspector_dock], [280], QtCore.Qt.Orientation.Vertical)
+        self._size_docks()
+
+    def _size_docks(self) -> None:
+        """The first dock sizes, for a window of the default size or the screen's, if smaller."""
+        size = self._fitted_size(DEFAULT_SIZE)
+        width, height = size.width(), size.height()
+        horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
+        self.resizeDocks([self.palette_dock], [min(220, width * 17 // 100)], horizontal)
+        self.resizeDocks([self.preview_dock], [min(520, width * 33 // 100)], horizontal)
+        self.resizeDocks([self.preview_dock, self.properties_dock], [height * 48 // 100, height * 42 // 100], vertical)
+        self.resizeDocks([self.inspector_dock], [min(280, height * 28 // 100)], vertical)
 
     def _action(self, menu: QtWidgets.QMenu, text: str, slot: Callable[[], Any], shortcut: Any = None) -> QtGui.QAction:
         action = QtGui.QAction(text, self)
@@ -189,6 +207,8 @@ class MainWindow(QtWidgets.QMainWindow):
         view.addSeparator()
         for dock in self.findChildren(QtWidgets.QDockWidget):
             view.addAction(dock.toggleViewAction())
+        view.addSeparator()
+        self._action(view, "Reset &Layout", self.reset_layout)
 
         run = bar.addMenu("&Run")
         self._action(run, "&Refresh Preview", self.refresh, "F5")
@@ -218,6 +238,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.loop_nest.mode_button.toggled.connect(lambda on: on and self._start_analysis())
         self.benchmark.restore_requested.connect(self._on_restore)
         self.benchmark.finished.connect(self._on_benchmark_finished)
+        self.benchmark.room_wanted.connect(self._give_inspector_room)
         self.jobs.busy_changed.connect(self.busy.setVisible)
 
     # ------------------------------------------------------------------ reporting
@@ -241,8 +262,25 @@ class MainWindow(QtWidgets.QMainWindow):
         self.benchmark.set_document(doc)
         if reason == "save":
             return
+        self._mark_out_of_date()
         self._analysis_timer.start()
         self._preview_timer.start()
+
+    def _mark_out_of_date(self) -> None:
+        """Nothing stale is shown as current: the preview (dimmed), the inspector and the time
+        label say they are out of date until the new results arrive."""
+        self._generation += 1
+        if self.preview.current_array() is not None:
+            self.preview.set_stale(True, "the document changed")
+        self.inspector_dock.setWindowTitle(INSPECTOR_OUT_OF_DATE)
+        if self.loop_nest_text():
+            self.loop_nest.set_message("Out of date: the document changed; lowering the new pipeline…")
+        self.jobs.cancel("fused")
+        for name in ("_preview_text", "_fused_text"):
+            text = getattr(self, name)
+            if text and not text.endswith(OUT_OF_DATE):
+                setattr(self, name, f"{text} {OUT_OF_DATE}")
+        self._show_timing()
 
     def _update_title(self) -> None:
         doc = self.session.document
@@ -290,7 +328,7 @@ class MainWindow(QtWidgets.QMainWindow):
         node = self.session.document.node(self.current)
         # until the background inspection reports this node's loops, show its Funcs without them
         loops = self.inspection.loops.get(node.id) or {key: [] for key in node.schedule} or {"out": []}
-        self.schedule.show_node(node.id, loops, dict(node.schedule), self.inspection.consumers.get(node.id, []))
+        self.schedule.show_node(node.id, loops, dict(node.schedule), self.inspection.levels.get(node.id, {}))
 
     def _show_problems_of_current(self) -> None:
         if self.current is None:
@@ -298,6 +336,9 @@ class MainWindow(QtWidgets.QMainWindow):
         problems = self.inspection.problems_of(self.current)
         self.properties.set_error("\n".join(problems) or None)
         schedule_problems = [p for p in problems if "schedule" in p]
+        if problems and not schedule_problems and self.current not in self.inspection.loops:
+            # the node could not be built: say why its schedule has no loops to offer
+            schedule_problems = [f"`{self.current}` has no loops to schedule until this is fixed:", *problems]
         self.schedule.set_problem("\n".join(schedule_problems) or None)
 
     # ------------------------------------------------------------------ edits from panels
@@ -357,22 +398,47 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ------------------------------------------------------------------ background work
     def _start_analysis(self) -> None:
+        if self.jobs.is_busy("preview") or self._preview_timer.isActive():
+            # The picture first: lowering the fused pipeline would share the CPU with it.
+            self._analysis_timer.start()
+            return
         doc = _copy(self.session.document)
-        # printing the whole statement can take long on deep pipelines: only when it is shown
-        statement = self.loop_nest.mode_button.isChecked()
+        generation = self._generation
 
         def work(token: Any, progress: Any) -> Inspection:
-            return inspect_document(doc, statement=statement, check=token.check)
+            return inspect_document(doc, statement=False, check=token.check)
 
         self.jobs.submit("analysis", work, done=self._on_analysis, failed=self._job_failed)
+        # Printing the whole statement can take minutes on deep pipelines: only when it is
+        # shown, in a lane of its own, after the loop nest (which never waits for it).
+        self.jobs.cancel("statement")
+        if self.loop_nest.mode_button.isChecked():
+
+            def printing(token: Any, progress: Any) -> Inspection:
+                return inspect_document(doc, statement=True, check=token.check)
+
+            self.jobs.submit(
+                "statement", printing, done=lambda i: self._on_statement(i, generation), failed=self._job_failed
+            )
+
+    def _on_statement(self, inspection: Inspection, generation: int) -> None:
+        if generation != self._generation or not inspection.loop_nest:
+            return  # the document changed meanwhile
+        self._statement = (generation, inspection.statement)
+        self.loop_nest.set_text(inspection.loop_nest, inspection.statement)
+        self.loop_nest.highlight_node(self.current)
 
     def _on_analysis(self, inspection: Inspection) -> None:
         self.inspection = inspection
+        self.inspector_dock.setWindowTitle("Inspector")
         if inspection.loop_nest:
-            self.loop_nest.set_text(inspection.loop_nest, inspection.statement)
+            generation, statement = self._statement
+            self.loop_nest.set_text(inspection.loop_nest, statement if generation == self._generation else "")
             self.loop_nest.highlight_node(self.current)
+            self._start_fused(self._generation)
         else:
-            self.loop_nest.set_message("The pipeline has problems: see the Log and the red nodes")
+            message = inspection.message or HAS_PROBLEMS
+            self.loop_nest.set_message(message, error=message == HAS_PROBLEMS)
         by_node: dict[str, list[str]] = {}
         for node_id, message in inspection.problems:
             by_node.setdefault(node_id or "", []).append(message)
@@ -387,6 +453,40 @@ class MainWindow(QtWidgets.QMainWindow):
             self._show_schedule()
             self._show_problems_of_current()
 
+    def _start_fused(self, generation: int) -> None:
+        """Compiles the fused, scheduled pipeline in the background (after the picture and the
+        loop nest) and times one run: the code is then cached for the benchmark and export."""
+        from pixelweave.nodes.pipeline_build import build_document
+
+        doc = _copy(self.session.document)
+
+        def work(token: Any, progress: Any) -> float:
+            built = build_document(doc, check_lowering=False)
+            images = built.sample_inputs()
+            sizes = built.output_sizes(images)
+            compiled = built.runner.compile(sizes)
+            token.check()
+            start = time.perf_counter()
+            for _, size, fn in compiled:
+                fn(size, images)
+            return time.perf_counter() - start
+
+        def done(seconds: float) -> None:
+            if generation == self._generation:
+                self._fused_text = f"fused pipeline: {seconds * 1e3:.1f} ms"
+                self._show_timing()
+
+        def failed(error: BaseException, _trace: str) -> None:
+            if generation == self._generation:  # the preview and the loop nest stand; say why no time
+                self._fused_text = ""
+                self._show_timing()
+                self.report("warning", f"the fused pipeline could not be compiled and timed: {error}")
+
+        self.jobs.submit("fused", work, done=done, failed=failed)
+
+    def _show_timing(self) -> None:
+        self.timing.setText("   ".join(part for part in (self._preview_text, self._fused_text) if part))
+
     def _start_preview(self) -> None:
         if self.current is None:
             return
@@ -395,23 +495,32 @@ class MainWindow(QtWidgets.QMainWindow):
         self.preview.set_busy(True)
 
         def work(token: Any, progress: Any) -> PreviewResult:
-            return computer.compute(doc, node_id, scale=scale, check=token.check)
+            return computer.compute(
+                doc, node_id, scale=scale, check=token.check, progress=lambda done, total: progress(done, total, "")
+            )
 
         def failed(error: BaseException, _trace: str) -> None:
             self.preview.set_busy(False)
             text = "\n".join(error.problems) if isinstance(error, DocumentError) else str(error)
             self.preview.show_message(f"{node_id}: {text}", error=True)
 
-        self.jobs.submit("preview", work, done=self._on_preview, failed=failed)
+        shown = self.preview
+
+        def progress(done: int, total: int, _text: str) -> None:
+            shown.set_progress(done, total)
+
+        self.jobs.submit("preview", work, done=self._on_preview, failed=failed, progress=progress)
 
     def _on_preview(self, result: PreviewResult) -> None:
         self.preview.set_busy(False)
         if result.node_id != self.current:
             return
         self.preview.show_result(result.array, result.node_id, result.reference, result.reference_title)
-        timing = f"{result.node_id}: {result.seconds * 1e3:.0f} ms (compile + run)"
+        work = f"{result.runs} stage(s) run, {result.compiles} compiled" if result.runs else "all cached"
+        timing = f"{result.node_id}: {result.seconds * 1e3:.0f} ms ({work})"
         self.preview.set_note("; ".join(filter(None, [result.note, timing])))
-        self.timing.setText(timing)
+        self._preview_text = f"preview {timing}"
+        self._show_timing()
         if result.scale > 1:
             self._preview_scale = 1
             self._preview_timer.start(400)  # full resolution once the slider rests
@@ -433,6 +542,15 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def zoom_canvas(self, step: float) -> None:
         self.canvas.graph.set_zoom(self.canvas.graph.get_zoom() + step)
+
+    def _give_inspector_room(self) -> None:
+        """Comparing two runs needs height for their times and loop nests: the inspector grows
+        to half the window (it never shrinks here)."""
+        self.inspector_dock.show()
+        self.bottom_tabs.setCurrentWidget(self.benchmark)
+        wanted = self.height() // 2
+        if not self.inspector_dock.isFloating() and self.inspector_dock.height() < wanted:
+            self.resizeDocks([self.inspector_dock], [wanted], QtCore.Qt.Orientation.Vertical)
 
     def run_benchmark(self) -> None:
         self.inspector_dock.show()
@@ -523,8 +641,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.current = None
         self.inspection = Inspection()
         self._reported.clear()
+        self.timing.clear()  # nothing measured yet for this document
+        self.preview.set_note("")
+        self.benchmark.clear_results()
         self.session.load(doc, dirty=dirty)
-        self.canvas.frame_all()
+        self.canvas.frame_all(readable=True)
         outputs = [n.id for n in doc.nodes if getattr(node_type(n.type), "is_output", False)]
         if outputs:
             self.canvas.select([outputs[0]])
@@ -590,8 +711,14 @@ class MainWindow(QtWidgets.QMainWindow):
     def export_dialog(self) -> None:
         dialog = ExportDialog(_copy(self.session.document), self.jobs, self)
         dialog.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.exported.connect(self._on_exported)
         dialog.open()
         self.last_export_dialog = dialog
+
+    def _on_exported(self, result: Any) -> None:
+        self.report("info", f"exported {result.name} into {result.directory}")
+        if result.left_out:
+            self.report("warning", f"export of {result.name}: {left_out_text(result.left_out)}")
 
     # ------------------------------------------------------------------ recent files, autosave
     def _last_folder(self) -> Path:
@@ -630,6 +757,28 @@ class MainWindow(QtWidgets.QMainWindow):
         self.report("info", "recovered the unsaved document of an earlier session: save it to keep it")
 
     # ------------------------------------------------------------------ window
+    def _fitted_size(self, wanted: QtCore.QSize) -> QtCore.QSize:
+        """wanted, made smaller where the screen is smaller (the frame needs a little room)."""
+        screen = self.screen() or QtGui.QGuiApplication.primaryScreen()
+        if screen is None:
+            return wanted
+        room = screen.availableGeometry().size() - QtCore.QSize(16, 48)
+        return wanted.boundedTo(room)
+
+    def reset_layout(self) -> None:
+        """The docks back where they started, with their first sizes, in a window that fits
+        the screen (View > Reset Layout)."""
+        if self.isMaximized() or self.isFullScreen():
+            self.showNormal()
+        self.restoreState(self._default_state)
+        for dock in self.findChildren(QtWidgets.QDockWidget):
+            dock.setFloating(False)
+            dock.show()
+        self.resize(self._fitted_size(DEFAULT_SIZE))
+        self._size_docks()
+        settings().remove("window_state")
+        self.report("info", "the window layout is back to its default")
+
     def _restore_layout(self) -> None:
         state = settings().value("window_state")
         if isinstance(state, QtCore.QByteArray) and not os.environ.get("PIXELWEAVE_DEFAULT_LAYOUT"):

@@ -8,7 +8,9 @@ comes from the Qt-free `nodes.display`, so what is shown is tested without a scr
 
 Live editing sends a new result on every change: the panel keeps the user's zoom, scroll,
 compare mode and histogram choice across updates, and a bad array becomes a message in the
-panel, never an exception escaping into Qt.
+panel, never an exception escaping into Qt. While a new result is being computed the last
+picture stays, dimmed, the header says it is out of date, and a progress bar counts the
+stages computed; the next result (or message) clears all three.
 """
 
 from __future__ import annotations
@@ -44,6 +46,16 @@ def _tool_button(text: str, tooltip: str, checkable: bool = False) -> QtWidgets.
     return button
 
 
+def _never_widens(label: QtWidgets.QLabel) -> None:
+    """A one-line label whose text may be long (a note, a title, pixel values) must not set
+    the panel's minimum width: the dock, and with it the window, would grow past the screen.
+    It takes the width it is given; the whole text stays readable in its tooltip."""
+    label.setMinimumWidth(1)
+    policy = label.sizePolicy()
+    policy.setHorizontalPolicy(QtWidgets.QSizePolicy.Policy.Ignored)
+    label.setSizePolicy(policy)
+
+
 def _zoom_text(zoom: float) -> str:
     percent = zoom * 100.0
     return f"{percent:.0f}%" if percent >= 10 else f"{percent:.1f}%"
@@ -56,7 +68,9 @@ class PreviewPanel(QtWidgets.QWidget):
     the toolbar buttons `fit_button`, `actual_size_button`, `zoom_in_button`,
     `zoom_out_button`, `histogram_button`, the `compare_combo`, `histogram_plot` and
     `array_plot` (pyqtgraph PlotWidget), `scalar_label`, `message_label`, `title_label`,
-    `note_label`, `status_label`, `busy_indicator`."""
+    `note_label`, `status_label`, `busy_indicator`, `stale_label`."""
+
+    STALE_OPACITY = 0.4
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -70,6 +84,7 @@ class PreviewPanel(QtWidgets.QWidget):
         self._note = ""
         self._display_note = ""
         self._hover: tuple[int, int] = (-1, -1)
+        self._stale = False
         self._build()
         self.show_message("Select a node to preview it")
 
@@ -81,15 +96,28 @@ class PreviewPanel(QtWidgets.QWidget):
         layout.setSpacing(3)
         layout.addLayout(self._build_toolbar())
 
-        header = QtWidgets.QHBoxLayout()
+        # the title (with the staleness marker beside it) on its own line and the note under it
+        # across the whole width: a long note (why a schedule cannot be used for the preview)
+        # wraps in two or three lines instead of widening the dock
+        header = QtWidgets.QVBoxLayout()
+        header.setSpacing(0)
+        title_row = QtWidgets.QHBoxLayout()
         self.title_label = QtWidgets.QLabel()
         self.title_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.stale_label = QtWidgets.QLabel()
+        self.stale_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.stale_label.setStyleSheet("color: #c98a1b; font-size: small;")
+        self.stale_label.hide()
+        title_row.addWidget(self.title_label, 1)
+        title_row.addWidget(self.stale_label)
         self.note_label = QtWidgets.QLabel()
         self.note_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.note_label.setStyleSheet("color: palette(mid); font-size: small;")
-        self.note_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
-        header.addWidget(self.title_label, 1)
-        header.addWidget(self.note_label, 1)
+        header.addLayout(title_row)
+        header.addWidget(self.note_label)
+        for label in (self.title_label, self.stale_label, self.note_label):
+            _never_widens(label)
+        self.note_label.setWordWrap(True)
         layout.addLayout(header)
 
         self.stack = QtWidgets.QStackedWidget()
@@ -99,6 +127,7 @@ class PreviewPanel(QtWidgets.QWidget):
         self.message_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.message_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message_label.setMargin(12)
+        _never_widens(self.message_label)  # an error naming a long path wraps, or is clipped
         self.stack.addWidget(self.message_label)
         self.stack.addWidget(self._build_image_page())
         self.array_plot = pg.PlotWidget()
@@ -110,12 +139,17 @@ class PreviewPanel(QtWidgets.QWidget):
         self.scalar_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         self.scalar_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.stack.addWidget(self.scalar_label)
+        self._dim = QtWidgets.QGraphicsOpacityEffect(self.stack)
+        self._dim.setOpacity(1.0)
+        self._dim.setEnabled(False)
+        self.stack.setGraphicsEffect(self._dim)
         layout.addWidget(self.stack, 1)
 
         self.status_label = QtWidgets.QLabel()
         self.status_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.status_label.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont))
         self.status_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        _never_widens(self.status_label)
         layout.addWidget(self.status_label)
 
     def _build_toolbar(self) -> QtWidgets.QHBoxLayout:
@@ -223,6 +257,7 @@ class PreviewPanel(QtWidgets.QWidget):
                 self._show_image(rgb, reference, reference_title)
         except (display.DisplayError, ValueError, TypeError) as error:
             self.show_message(f"Cannot show {title}: {error}", error=True)
+        self.set_stale(False)
 
     def show_message(self, text: str, error: bool = False) -> None:
         """No result, a readable message instead (a hint, or an error in red). The image view
@@ -238,10 +273,36 @@ class PreviewPanel(QtWidgets.QWidget):
         self._set_comparable(False, "Nothing to compare: no image is shown")
         self._update_tools()
         self._update_status()
+        self.set_stale(False)
 
     def set_busy(self, busy: bool) -> None:
         """Show or hide the busy indicator; the last result stays visible meanwhile."""
+        if busy:
+            self.busy_indicator.setRange(0, 0)  # indeterminate until progress arrives
         self.busy_indicator.setVisible(busy)
+
+    def set_progress(self, done: int, total: int) -> None:
+        """Stages computed so far out of total, while busy."""
+        if total > 0:
+            self.busy_indicator.setRange(0, total)
+            self.busy_indicator.setValue(min(done, total))
+            self.busy_indicator.setToolTip(f"Computing the preview: {done} of {total} stages")
+
+    def set_stale(self, stale: bool, why: str = "out of date") -> None:
+        """Dim the picture shown and say why it is no longer current (the document changed and
+        the new picture is being computed); False restores it."""
+        self._stale = stale
+        self._dim.setOpacity(self.STALE_OPACITY if stale else 1.0)
+        self._dim.setEnabled(stale)
+        self.stale_label.setText(f"({why} — updating…)" if stale else "")
+        self.stale_label.setVisible(stale)
+
+    def is_stale(self) -> bool:
+        return self._stale
+
+    def opacity(self) -> float:
+        """The opacity of the picture: 1 when current, less while dimmed."""
+        return self._dim.opacity() if self._dim.isEnabled() else 1.0
 
     def is_busy(self) -> bool:
         return not self.busy_indicator.isHidden()
@@ -483,7 +544,9 @@ class PreviewPanel(QtWidgets.QWidget):
         self._update_status()
 
     def _update_note(self) -> None:
-        self.note_label.setText("   ".join(part for part in (self._display_note, self._note) if part))
+        text = "   ".join(part for part in (self._display_note, self._note) if part)
+        self.note_label.setText(text)
+        self.note_label.setToolTip(text)
 
     def _update_status(self, *_args: object) -> None:
         parts = []

@@ -60,7 +60,7 @@ class SchedulePanel(QtWidgets.QWidget):
         self.node_id: str | None = None
         self.funcs: dict[str, list[str]] = {}
         self.schedule: Schedule = {}
-        self.consumers: list[tuple[str, list[str]]] = []
+        self.levels: dict[str, list[tuple[str, list[str]]]] = {}
 
         self.title = QtWidgets.QLabel("No node selected")
         self.title.setStyleSheet("font-weight: bold;")
@@ -73,7 +73,12 @@ class SchedulePanel(QtWidgets.QWidget):
         self.problem.hide()
 
         tabs = QtWidgets.QTabWidget()
-        tabs.addTab(self._controls_page(), "Controls")
+        # scrolled, so that the many controls never set the dock's (and the window's) minimum size
+        controls = QtWidgets.QScrollArea()
+        controls.setWidgetResizable(True)
+        controls.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        controls.setWidget(self._controls_page())
+        tabs.addTab(controls, "Controls")
         tabs.addTab(self._text_page(), "Text")
         self.tabs = tabs
 
@@ -219,14 +224,15 @@ class SchedulePanel(QtWidgets.QWidget):
         node_id: str,
         funcs: dict[str, list[str]],
         schedule: Schedule,
-        consumers: list[tuple[str, list[str]]],
+        levels: dict[str, list[tuple[str, list[str]]]],
     ) -> None:
-        """Edit this node: funcs maps schedule keys to their loop names ({"out": ["x", "y", "c"]}),
-        consumers lists the Funcs ("node.local") that use the node's output, with their loops."""
+        """Edit this node: funcs maps schedule keys to the stage's own loops before any directive,
+        innermost first ({"out": ["x", "y", "c"]}); levels maps each Func to where it may be
+        computed: the Func using it ("local" or "node.local") with its loops, outermost first."""
         previous = self.func_combo.currentText() if node_id == self.node_id else None
         self.node_id, self.funcs = node_id, {k: list(v) for k, v in funcs.items()}
         self.schedule = copy.deepcopy(schedule)
-        self.consumers = [(ref, list(loops)) for ref, loops in consumers]
+        self.levels = {key: [(ref, list(loops)) for ref, loops in pairs] for key, pairs in levels.items()}
         self.title.setText(f"Schedule of `{node_id}`")
         keys = list(self.funcs) + [k for k in self.schedule if k not in self.funcs]
         self.func_combo.blockSignals(True)
@@ -244,7 +250,7 @@ class SchedulePanel(QtWidgets.QWidget):
 
     def clear(self) -> None:
         """No node selected: every control disabled."""
-        self.node_id, self.funcs, self.schedule, self.consumers = None, {}, {}, []
+        self.node_id, self.funcs, self.schedule, self.levels = None, {}, {}, {}
         self.title.setText("No node selected")
         self.func_combo.clear()
         self.directive_list.clear()
@@ -297,10 +303,10 @@ class SchedulePanel(QtWidgets.QWidget):
         self._fill_levels(is_update)
 
     def _levels(self) -> list[tuple[str, list[str]]]:
-        """Funcs whose loops this Func may be computed in: the node's other Funcs and its consumers."""
+        """The Func using the current one, with the loops it may be computed in (none when it
+        has several users: then only inline or root are legal)."""
         key = self.current_key()
-        own = [(k, v) for k, v in self.funcs.items() if k != key and parse_key(k) and parse_key(k)[1] is None]
-        return own + self.consumers
+        return self.levels.get((parse_key(key) or (key, None))[0], [])
 
     def _fill_levels(self, is_update: bool) -> None:
         self.compute_combo.clear()
@@ -312,14 +318,29 @@ class SchedulePanel(QtWidgets.QWidget):
             for loop in loops:
                 self.compute_combo.addItem(f"at {ref} loop {loop}", ["compute_at", ref, loop])
                 self.store_combo.addItem(f"at {ref} loop {loop}", ["store_at", ref, loop])
-        current = next((d for d in self._directives() if d[0] in COMPUTE), None)
-        if current is not None:
-            i = self.compute_combo.findData(current)
-            if i >= 0:
-                self.compute_combo.setCurrentIndex(i)
+        for box, kinds in ((self.compute_combo, COMPUTE), (self.store_combo, STORE)):
+            current = next((d for d in self._directives() if d[0] in kinds), None)
+            if current is None:
+                continue
+            i = box.findData(current)
+            if i < 0:  # the schedule's own choice is always shown, even where it is not offered
+                ref, loop = [*current[1:], None, None][:2]
+                text = {"compute_inline": "inline", "compute_root": "root", "store_root": "root"}.get(current[0])
+                text = text or ("root" if ref == "root" else f"at {ref} loop {loop}")
+                box.addItem(text, list(current))
+                i = box.count() - 1
+            box.setCurrentIndex(i)
         for w in self.compute_combo, self.compute_button, self.store_combo, self.store_button:
             w.setEnabled(not is_update)
-            w.setToolTip("applies to the whole Func: choose the Func itself, not an update" if is_update else "")
+        where = ", ".join(ref for ref, _ in self._levels())
+        tip = (
+            "applies to the whole Func: choose the Func itself, not an update"
+            if is_update
+            else f"at a loop of {where}, the Func that uses it" if where
+            else "inline or root: no single Func uses it (or it is an output), so no loop encloses every use"
+        )
+        for w in self.compute_combo, self.store_combo:
+            w.setToolTip(tip)
 
     def _update_list_buttons(self) -> None:
         row, n = self.directive_list.currentRow(), self.directive_list.count()

@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Type
 
@@ -31,13 +32,36 @@ def type_range(t: Type) -> Interval:
 
 
 def _fit(t: Type, lo: int | float, hi: int | float) -> Interval:
-    """Clip to what type t can hold; integer results outside it may have wrapped anywhere."""
+    """Clip to what type t can hold; integer results outside it may have wrapped anywhere.
+    A float32 result is rounded to float32 by the hardware, possibly across a rounding
+    boundary that the exact (float64) endpoint does not cross: widen to the float32 values
+    on either side."""
     if t.is_float():
+        if t.bits <= 32:
+            return Interval(_float32_below(lo), _float32_above(hi))
         return Interval(lo, hi)
     full = type_range(t)
     if lo < full.lo or hi > full.hi or math.isnan(lo) or math.isnan(hi):
         return full
     return Interval(lo, hi)
+
+
+def _float32_below(v: int | float) -> float:
+    """The largest float32 value <= v (v itself when it is one)."""
+    if math.isnan(v) or math.isinf(v):
+        return v
+    with np.errstate(over="ignore"):
+        f = np.float32(v)
+        return float(f) if float(f) <= v else float(np.nextafter(f, np.float32(-np.inf)))
+
+
+def _float32_above(v: int | float) -> float:
+    """The smallest float32 value >= v (v itself when it is one)."""
+    if math.isnan(v) or math.isinf(v):
+        return v
+    with np.errstate(over="ignore"):
+        f = np.float32(v)
+        return float(f) if float(f) >= v else float(np.nextafter(f, np.float32(np.inf)))
 
 
 def _euclid_div(a: int, b: int) -> int:
@@ -81,6 +105,10 @@ def bounds_of(e: E.Expr, scope: dict[str, Interval], call_bounds: CallBounds | N
 def _bounds(e: E.Expr, go, scope, call_bounds) -> Interval:  # noqa: C901 - one case per node
     t = e.type()
     if isinstance(e, E.Const):
+        if t.is_float() and t.bits <= 32:
+            with np.errstate(over="ignore"):
+                v = float(np.float32(e.value))  # the value the evaluator computes with
+            return Interval(v, v)
         return Interval(e.value, e.value)
     if isinstance(e, E.Variable):
         return scope.get(e.name, type_range(t))
@@ -89,7 +117,7 @@ def _bounds(e: E.Expr, go, scope, call_bounds) -> Interval:  # noqa: C901 - one 
         if t.is_bool():
             return Interval(0, 1)
         if t.is_float():
-            return inner
+            return _fit(t, inner.lo, inner.hi)
         lo, hi = inner.lo, inner.hi
         if e.value.type().is_float():
             if math.isinf(lo) or math.isinf(hi) or math.isnan(lo) or math.isnan(hi):

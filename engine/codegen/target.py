@@ -165,7 +165,7 @@ def compile_ir_to_object(
     start = time.perf_counter()
     initialize_llvm()
     try:
-        module = llvm.parse_assembly(ir_text)
+        module = llvm.parse_assembly(ir_text, context=llvm.create_context())  # private: threads may compile at once
         module.verify()
     except RuntimeError as exc:
         raise CompileError(f"internal error: the LLVM backend produced invalid IR: {exc}") from exc

@@ -114,8 +114,6 @@ class Func(FuncScheduling):
         return FuncRef(self, args)
 
     def __setitem__(self, args: Any, value: Any) -> None:
-        if isinstance(value, _UpdateDone):
-            return
         if not isinstance(args, tuple):
             args = (args,)
         if self._pure is None:
@@ -220,10 +218,6 @@ def _freeze_callees(e: E.Expr, consumer: Func) -> None:
             node.target._frozen_by = f"used in the definition of Func `{consumer.name()}`"
 
 
-class _UpdateDone:
-    """Returned by `f[...] += e` so that Python's implied `f[...] = result` does nothing."""
-
-
 class FuncRef:
     """`f[args]`: a call of f when read, a definition target when assigned or updated."""
 
@@ -256,7 +250,11 @@ class FuncRef:
     def type(self) -> Type:
         return self._as_expr().type()
 
-    def _update(self, combine, identity: int, rhs: Any) -> _UpdateDone:
+    def _update(self, combine, identity: int, rhs: Any) -> E.Expr:
+        """`f[args] += e` is Python's `f[args] = f[args].__iadd__(e)`: return the combined
+        value, and the assignment makes it an update. As in Halide, `ref = f[x]; ref += e`
+        makes `ref` the expression `f(x) + e` and leaves f alone. An undefined f is first
+        defined as the identity of the operation."""
         f = self.func
         if f._pure is None:
             t = to_expr(rhs).type()
@@ -265,19 +263,18 @@ class FuncRef:
             rhs = literal_of_type(rhs, f.type(), f" in an update of Func `{f.name()}`")
         else:
             rhs = cast(f.type(), to_expr(rhs))
-        f[self.raw_args] = combine(self._as_expr(), rhs)
-        return _UpdateDone()
+        return combine(self._as_expr(), rhs)
 
-    def __iadd__(self, rhs: Any) -> _UpdateDone:
+    def __iadd__(self, rhs: Any) -> E.Expr:
         return self._update(ops.add, 0, rhs)
 
-    def __isub__(self, rhs: Any) -> _UpdateDone:
+    def __isub__(self, rhs: Any) -> E.Expr:
         return self._update(ops.sub, 0, rhs)
 
-    def __imul__(self, rhs: Any) -> _UpdateDone:
+    def __imul__(self, rhs: Any) -> E.Expr:
         return self._update(ops.mul, 1, rhs)
 
-    def __itruediv__(self, rhs: Any) -> _UpdateDone:
+    def __itruediv__(self, rhs: Any) -> E.Expr:
         return self._update(ops.div, 1, rhs)
 
     def __repr__(self) -> str:

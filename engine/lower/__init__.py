@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -48,8 +49,18 @@ def _debug() -> bool:
     return os.environ.get("PIXELWEAVE_DEBUG_LOWER", "") not in ("", "0")
 
 
+_lowerings = [0]
+
+
+def lowering_count() -> int:
+    """How many times this process has lowered a pipeline (tests use it to see that a
+    compile came from the cache keyed before lowering)."""
+    return _lowerings[0]
+
+
 def lower(pipeline: Pipeline, target: str = "host", name: str = "pipeline") -> LoweringResult:
     """Run every lowering pass in order."""
+    _lowerings[0] += 1
     with deep_recursion():
         return _lower(pipeline, target, name)
 
@@ -57,16 +68,27 @@ def lower(pipeline: Pipeline, target: str = "host", name: str = "pipeline") -> L
 RECURSION_LIMIT = 20_000
 
 
+_recursion_lock = threading.Lock()
+_recursion_users = [0, 0]  # threads inside deep_recursion, the limit to restore after the last
+
+
 @contextmanager
 def deep_recursion():
     """Inlining builds deep expression trees (a blur of a blur of ...), and the passes and
-    the backend recurse over them."""
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+    the backend recurse over them. The limit is process-wide: it is restored only when the
+    last thread inside leaves (the editor lowers on two threads at once)."""
+    with _recursion_lock:
+        if _recursion_users[0] == 0:
+            _recursion_users[1] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_recursion_users[1], RECURSION_LIMIT))
+        _recursion_users[0] += 1
     try:
         yield
     finally:
-        sys.setrecursionlimit(limit)
+        with _recursion_lock:
+            _recursion_users[0] -= 1
+            if _recursion_users[0] == 0:
+                sys.setrecursionlimit(_recursion_users[1])
 
 
 def _lower(pipeline: Pipeline, target: str, name: str) -> LoweringResult:

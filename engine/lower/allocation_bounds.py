@@ -39,6 +39,9 @@ class _SizeRealize(StmtMutator):
         bounds = []
         for i, iv in enumerate(box):
             if not iv.is_bounded():
-                raise ScheduleError(f"cannot bound the storage of `{self.name}` in {dim_label(i)}")
+                raise ScheduleError(
+                    f"cannot bound the storage of `{self.name}` in {dim_label(i)}: a coordinate it is computed or "
+                    "read at has no bounds; clamp it, give the Func a bound(), or store it where it is computed"
+                )
             bounds.append((iv.lo, simplify(iv.hi - iv.lo + 1)))
         return Realize(s.name, s.type, tuple(bounds), body, s.folds)

@@ -43,17 +43,14 @@ def bounds_inference(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     return stmt
 
 
-def _find_compute_site(stmt: Stmt, name: str) -> Stmt | None:
-    """The consume block of `name` (whose uses decide its region)."""
-    from pixelweave.engine.stmt_visit import walk_stmt
-
-    for s in walk_stmt(stmt):
-        if isinstance(s, ProducerConsumer) and not s.is_producer and s.name == name:
-            return s
-    return None
-
-
 def _define_regions(info: FuncInfo, stmt: Stmt) -> Stmt:
+    """Region lets at each compute site of the Func (several when it is computed once per
+    stage of a consumer that uses it)."""
+    return _WrapComputeSite(info.name, lambda consume: _site_lets(info, consume)).mutate(stmt)
+
+
+def _site_lets(info: FuncInfo, consume: Stmt | None) -> tuple[list[tuple[str, E.Expr]], list[Stmt]]:
+    """The region lets and bound() assertions at one compute site, from the uses in `consume`."""
     n = len(info.pure_vars)
     name = info.name
     if info.is_output:
@@ -62,7 +59,6 @@ def _define_regions(info: FuncInfo, stmt: Stmt) -> Stmt:
             for i in range(n)
         ]
     else:
-        consume = _find_compute_site(stmt, name)
         box = box_touched(consume, name) if consume is not None else None
         if box is None:
             # Nothing reads it (e.g. only an empty reduction domain would): compute one point.
@@ -78,9 +74,7 @@ def _define_regions(info: FuncInfo, stmt: Stmt) -> Stmt:
                 "used to call it has no bounds (for example a value read from an image); clamp it, use a "
                 "boundary condition, or give the Func a bound()"
             )
-    lets = _stage_lets(info, required)
-    asserts = _explicit_bound_asserts(info, consumer_box, required)
-    return _WrapComputeSite(name, lets, asserts).mutate(stmt)
+    return _stage_lets(info, required), _explicit_bound_asserts(info, consumer_box, required)
 
 
 def _apply_explicit_bounds(info: FuncInfo, required: Box) -> Box:
@@ -105,7 +99,8 @@ def _explicit_bound_asserts(info: FuncInfo, consumer_box: Box, bound_box: Box) -
         checks.append(
             AssertStmt(
                 simplify(E.And(E.GE(need.lo, have.lo), E.LE(need.hi, have.hi))),
-                f"Func `{info.name}` is read over [{{}}, {{}}] in {label}, outside the bound() it was given, "
+                f"Func `{info.func.name()}` is {'requested or read' if info.computes_output else 'read'} over "
+                f"[{{}}, {{}}] in {label}, outside the bound() it was given, "
                 "[{}, {}]",
                 (need.lo, need.hi, have.lo, have.hi),
             )
@@ -156,25 +151,28 @@ def _stage_lets(info: FuncInfo, required: Box) -> list[tuple[str, E.Expr]]:
 
 
 class _WrapComputeSite(StmtMutator):
-    """Put the region lets around `produce f; consume f` (inside its realize, if any)."""
+    """Put the region lets around each `produce f; consume f` (inside its realize, if any);
+    `site` gives the lets and assertions of a site from its consume block."""
 
-    def __init__(self, name: str, lets: list[tuple[str, E.Expr]], asserts: list[Stmt]) -> None:
+    def __init__(self, name: str, site) -> None:
         self.name = name
-        self.lets = lets
-        self.asserts = asserts
-        self.done = False
+        self.site = site
 
     def _wrap(self, s: Stmt) -> Stmt:
-        self.done = True
-        body = make_block([*self.asserts, s])
-        for let_name, value in reversed(self.lets):
+        parts = getattr(s, "stmts", (s,))
+        consume = next(
+            (c for c in parts if isinstance(c, ProducerConsumer) and not c.is_producer and c.name == self.name), None
+        )
+        lets, asserts = self.site(consume)
+        body = make_block([*asserts, s])
+        for let_name, value in reversed(lets):
             body = LetStmt(let_name, value, body)
         return body
 
     def visit_Block(self, s: Block) -> Stmt:  # noqa: N802
         stmts = list(s.stmts)
         for i, c in enumerate(stmts):
-            if isinstance(c, ProducerConsumer) and c.is_producer and c.name == self.name and not self.done:
+            if isinstance(c, ProducerConsumer) and c.is_producer and c.name == self.name:
                 rest = make_block(stmts[i:])
                 return make_block([*stmts[:i], self._wrap(rest)])
         return self.default(s)

@@ -11,7 +11,7 @@ from pixelweave.engine.ir.func import Definition, Func
 from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.pipeline import Pipeline
-from pixelweave.engine.schedule import FuncSchedule, LoopLevel, StageSchedule
+from pixelweave.engine.schedule import FuncSchedule, LoopLevel, StageSchedule, TailStrategy, resolve_tail
 
 
 @dataclass
@@ -28,6 +28,7 @@ class FuncInfo:
     schedule: FuncSchedule
     is_output: bool
     pure_vars: list[str]
+    computes_output: bool = False  # scratch storage whose requested region is copied to an output
 
     @property
     def type(self):
@@ -57,6 +58,7 @@ class LoweringContext:
     images: list[ImageParam] = field(default_factory=list)
     params: list[Param] = field(default_factory=list)
     sliding: dict = field(default_factory=dict)
+    computed_per_stage: set[str] = field(default_factory=set)  # Funcs computed at several sites
     output_names: list[str] = field(
         default_factory=list
     )  # in the order of pipeline.outputs  # Func name -> SlidingInfo, from the sliding window pass
@@ -112,9 +114,11 @@ class _OutputCopy:
 
 
 def _copy_consumed_outputs(ctx: LoweringContext, used: set[str]) -> None:
-    """An output that other stages also read may be needed beyond the requested region:
-    compute it into scratch storage over everything needed, and copy the requested region
-    into the output buffer (as Halide does)."""
+    """An output may be computed over more than the requested region: when other stages
+    also read it, when a bound() fixes its region, or when a RoundUp split (explicit, or
+    Auto on a pure variable of an update) iterates past the end. Compute it into scratch
+    storage over everything it covers, and copy the requested region into the output
+    buffer (as Halide's realize does with a bounds query)."""
     called = {
         id(call.target)
         for info in ctx.funcs
@@ -124,7 +128,9 @@ def _copy_consumed_outputs(ctx: LoweringContext, used: set[str]) -> None:
         if call.target is not info.func
     }
     for info in list(ctx.funcs):
-        if not info.is_output or id(info.func) not in called:
+        if not info.is_output:
+            continue
+        if id(info.func) not in called and not info.schedule.bounds and not _rounds_up(info):
             continue
         out_name = info.name
         internal = f"{out_name}_computed"
@@ -133,6 +139,7 @@ def _copy_consumed_outputs(ctx: LoweringContext, used: set[str]) -> None:
         used.add(internal)
         info.name = internal
         info.is_output = False
+        info.computes_output = True
         info.schedule = replace(info.schedule, compute_level=LoopLevel.root(), store_level=None)
         args = tuple(E.Variable(v, Int(32), "var") for v in info.pure_vars)
         d = Definition(args, E.Call(info.type, internal, args, "func", info.func), pure_vars=tuple(info.pure_vars))
@@ -143,15 +150,29 @@ def _copy_consumed_outputs(ctx: LoweringContext, used: set[str]) -> None:
         ctx.funcs.append(copy)
 
 
+def _rounds_up(info: FuncInfo) -> bool:
+    """Whether a split of one of its pure variables may iterate beyond the region asked for."""
+    for k, stage in enumerate(info.stages):
+        for split in stage.schedule.splits:
+            rounds_up = resolve_tail(split.tail, k, split.is_rvar) == TailStrategy.ROUND_UP
+            if split.kind == "split" and not split.is_rvar and rounds_up:
+                return True
+    return False
+
+
 def _validate_call_schedule(ctx: LoweringContext, info: FuncInfo) -> None:
     sched = info.schedule
     name = info.name
     if info.is_output and not sched.compute_level.is_inline() and not sched.compute_level.is_root():
-        raise ScheduleError(f"Func `{name}` is an output of the pipeline, so it is always computed at the root")
+        raise ScheduleError(
+            f"Func `{name}` is an output of the pipeline, so it is always computed at the root; "
+            f"remove its compute_at({sched.compute_level.func.name()}, {sched.compute_level.var})"
+        )
     if info.is_inlined():
         if sched.store_level is not None and not sched.store_level.is_inline():
             raise ScheduleError(
-                f"Func `{name}` is computed inline, so it has no storage to place with store_at/store_root"
+                f"Func `{name}` is computed inline, so it has no storage to place with store_at/store_root; "
+                "give it compute_root() or compute_at() first"
             )
         for stage in info.stages:
             touched = [d.name for d in stage.schedule.dims if d.for_type.value != "for"] + [
@@ -168,7 +189,8 @@ def _validate_call_schedule(ctx: LoweringContext, info: FuncInfo) -> None:
                 ctx.info(level.func)
             except KeyError:
                 raise ScheduleError(
-                    f"Func `{name}` is scheduled at a loop of `{level.func.name()}`, which is not part of this pipeline"
+                    f"Func `{name}` is scheduled at a loop of `{level.func.name()}`, which is not part of this "
+                    "pipeline; legal levels are the root or a loop of a Func of the pipeline that uses it"
                 ) from None
 
 

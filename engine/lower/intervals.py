@@ -153,7 +153,9 @@ def _interval(e: E.Expr, go, scope) -> SymInterval:  # noqa: C901 - one case per
                 if x.is_bounded():
                     # Sign known only at run time: both products, ordered then.
                     return _either_order(_bin(E.Mul, x.lo, y.lo), _bin(E.Mul, x.hi, y.lo))
-        return type_interval(t)
+        # Unknown for an index: unbounded, never the int32 range itself, whose ends would
+        # wrap around when later added to (a region of min - 2^31 .. max + 2^31 - 1).
+        return SymInterval(None, None) if t == I32 else type_interval(t)
     if isinstance(e, E.Div):
         a, b = go(e.a), go(e.b)
         if a.is_point() and b.is_point():
@@ -171,6 +173,11 @@ def _interval(e: E.Expr, go, scope) -> SymInterval:  # noqa: C901 - one case per
             return SymInterval(None, None)
         if t.is_uint() and a.is_bounded():
             return SymInterval(E.Const(t, 0), a.hi)
+        if t == I32:
+            if a.is_bounded() and _const_sign(a.lo) is not None and _const_sign(a.lo) >= 0:
+                # Euclidean division by any divisor (or 0) never grows the magnitude.
+                return SymInterval(simplify(E.Sub(E.Const(t, 0), a.hi)), a.hi)
+            return SymInterval(None, None)
         return type_interval(t)
     if isinstance(e, E.Mod):
         a, b = go(e.a), go(e.b)
@@ -246,6 +253,12 @@ def _intrinsic_interval(e: E.Call, go) -> SymInterval:
                 lo, hi = a.lo.value << amount, a.hi.value << amount
                 if t.min() <= lo and hi <= t.max():
                     return SymInterval(E.Const(t, lo), E.Const(t, hi))
+    if e.name in ("floor", "ceil", "round", "trunc") and args[0].is_bounded():
+        # Non-decreasing: the ends map to the ends (computed at run time in the same type).
+        lo, hi = args[0].lo, args[0].hi
+        return SymInterval(
+            simplify(E.Call(t, e.name, (lo,), "intrinsic")), simplify(E.Call(t, e.name, (hi,), "intrinsic"))
+        )
     if e.name in ("abs", "absd") and not t.is_float():
         return SymInterval(E.Const(t, 0), type_interval(t).hi)
     return type_interval(t)

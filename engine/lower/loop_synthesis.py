@@ -14,7 +14,7 @@ from pixelweave.engine.ir.types import Int
 from pixelweave.engine.ir.visit import substitute
 from pixelweave.engine.lower.context import FuncInfo
 from pixelweave.engine.lower.simplify import simplify
-from pixelweave.engine.schedule import Split, TailStrategy
+from pixelweave.engine.schedule import Split, TailStrategy, resolve_tail
 from pixelweave.engine.stmt import For, ForType, IfThenElse, LetStmt, ProducerConsumer, Provide, Stmt, make_block
 
 I32 = Int(32)
@@ -42,14 +42,6 @@ def build_produce(info: FuncInfo) -> Stmt:
     return ProducerConsumer(info.name, True, make_block(nests))
 
 
-def resolve_tail(tail: TailStrategy, stage: int, is_rvar: bool) -> TailStrategy:
-    if tail != TailStrategy.AUTO:
-        return tail
-    if stage == 0:
-        return TailStrategy.SHIFT_INWARDS
-    return TailStrategy.GUARD_WITH_IF if is_rvar else TailStrategy.ROUND_UP
-
-
 def build_stage(info: FuncInfo, k: int) -> Stmt:
     stage = info.stages[k]
     d = stage.definition
@@ -66,7 +58,7 @@ def build_stage(info: FuncInfo, k: int) -> Stmt:
     lets: list[tuple[str, E.Expr]] = []  # in split order: the first split's let is innermost
     guards: list[E.Expr] = []
     for split in sched.splits:
-        _apply_split(split, bounds, lets, guards, k, split.old in is_rvar or _derived_rvar(split, sched))
+        _apply_split(split, bounds, lets, guards, k, split.is_rvar or split.old in is_rvar)
     # The innermost statement: the definition with variables renamed to loop names.
     renames = {v: var(prefix + v) for v in originals}
     value = substitute(d.value, renames)
@@ -89,13 +81,6 @@ def build_stage(info: FuncInfo, k: int) -> Stmt:
             body,
         )
     return body
-
-
-def _derived_rvar(split: Split, sched) -> bool:
-    for d in sched.dims:
-        if d.name in (split.outer, split.inner):
-            return d.is_rvar
-    return False
 
 
 def _prefixed(e: E.Expr, prefix: str, bounds: dict) -> E.Expr:
@@ -136,10 +121,19 @@ def _apply_split(split: Split, bounds: dict, lets: list, guards: list, stage: in
         outer_min, outer_extent = bounds[split.outer]
         fused = loop_var(split.old)
         bounds[split.old] = (E.Const(I32, 0), simplify(inner_extent * outer_extent))
-        lets.append((split.inner, simplify(inner_min + fused % inner_extent)))
-        lets.append((split.outer, simplify(outer_min + fused / inner_extent)))
+        # The clamps never change a value; they tell interval analysis (bounds inference,
+        # allocation sizes) the exact range of each recovered loop, which it cannot derive
+        # from a division and a modulo by an extent known only at run time.
+        inner = _within(simplify(inner_min + fused % inner_extent), inner_min, inner_extent)
+        outer = _within(simplify(outer_min + fused / inner_extent), outer_min, outer_extent)
+        lets.append((split.inner, inner))
+        lets.append((split.outer, outer))
     else:
         raise ScheduleError(f"unknown split kind {split.kind}")
+
+
+def _within(value: E.Expr, lo: E.Expr, extent: E.Expr) -> E.Expr:
+    return simplify(E.Min(E.Max(value, lo), simplify(lo + extent - 1)))
 
 
 def is_gpu(for_type: ForType) -> bool:

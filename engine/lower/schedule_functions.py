@@ -19,9 +19,21 @@ from pixelweave.engine.stmt_visit import StmtMutator, walk_stmt
 
 def schedule_functions(ctx: LoweringContext) -> Stmt:
     stmt: Stmt = no_op()
-    for info in reversed(ctx.funcs):
-        stmt = _inject(ctx, info, stmt)
+    try:
+        for info in reversed(ctx.funcs):
+            stmt = _inject(ctx, info, stmt)
+    except ScheduleError as err:
+        raise ScheduleError(_user_names(ctx, str(err))) from None
     return stmt
+
+
+def _user_names(ctx: LoweringContext, message: str) -> str:
+    """An output computed into scratch storage has an internal name; messages use the user's."""
+    for info in ctx.funcs:
+        if info.computes_output:
+            user = info.func.name()
+            message = message.replace(f"`{info.name}`", f"`{user}`").replace(f"{info.name}.", f"{user}.")
+    return message
 
 
 def _loop_names(ctx: LoweringContext, level: LoopLevel, user: str) -> list[str]:
@@ -101,10 +113,13 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
         candidates = _loop_names(ctx, compute, info.name)
         usable = [c for c in candidates if c in legal]
         if not usable:
-            raise ScheduleError(
-                f"Func `{info.name}` cannot be computed at {_user_level(candidates[0])}: that loop does not "
-                f"enclose every use of `{info.name}`; legal compute_at levels for {info.name} are: {legal_text}"
-            )
+            sites = _compute_sites(stmt, info.name, candidates)
+            if sites is None:
+                raise ScheduleError(
+                    f"Func `{info.name}` cannot be computed at {_user_level(candidates[0])}: that loop does not "
+                    f"enclose every use of `{info.name}`; legal compute_at levels for {info.name} are: {legal_text}"
+                )
+            return _inject_at_every_site(ctx, info, stmt, produce, sites)
         compute_loop = usable[0]
     explicit_store = info.schedule.store_level
     store_loop = None
@@ -120,7 +135,11 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
                 f"where it is computed ({where}); legal store_at levels for {info.name} are: {options}"
             )
         store_loop = usable[0]
-    store_root = explicit_store is not None and explicit_store.is_root()
+    if compute_loop is not None and (explicit_store is not None and not explicit_store.is_inline()):
+        _check_no_shared_storage(info.name, stmt, legal, store_loop, compute_loop)
+    # store_root() of a Func computed at the root is redundant but legal: it is stored
+    # where it is computed.
+    store_root = explicit_store is not None and explicit_store.is_root() and compute_loop is not None
     stored_with_compute = not store_root and store_loop in (None, compute_loop)
 
     def compute_block(body: Stmt) -> Stmt:
@@ -140,17 +159,98 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
     return stmt
 
 
+def _compute_sites(stmt: Stmt, name: str, candidates: list[str]) -> set[str] | None:
+    """The loops of a compute_at level that together enclose every use of `name` (one per
+    stage of a consumer that uses it, as in Halide), or None if some use is outside them."""
+    sites: set[str] = set()
+    for path in _uses(stmt, name):
+        inside = [c for c in candidates if c in path]
+        if not inside:
+            return None
+        sites.add(inside[0])
+    return sites or None
+
+
+def _inject_at_every_site(ctx: LoweringContext, info: FuncInfo, stmt: Stmt, produce: Stmt, sites: set[str]) -> Stmt:
+    """Compute the Func inside each of the loops: once per consumer stage that uses it, as
+    Halide does. It is stored with each copy, or once at a store level enclosing them all
+    (then without a sliding window)."""
+    store = info.schedule.store_level
+    paths = _uses(stmt, info.name)
+    store_loops: set[str] = set()
+    if store is not None and store.kind == "at":
+        candidates = _loop_names(ctx, store, info.name)
+        for path in paths:
+            site = next(c for c in path if c in sites)
+            outside = [c for c in candidates if c in path[: path.index(site) + 1]]
+            if not outside:
+                where = _user_level(min(sites))
+                raise ScheduleError(
+                    f"Func `{info.name}` is stored at {_user_level(candidates[0])}, which is not at or outside where "
+                    f"it is computed ({where}, in each loop of that name that uses it); legal store_at levels for "
+                    f"{info.name} are: root, {where} or a loop of the same consumer outside {where}"
+                )
+            store_loops.add(outside[0])
+        store_loops -= sites
+    store_root = store is not None and store.is_root()
+    shared = store_root or bool(store_loops)
+    if shared:
+        ctx.computed_per_stage.add(info.name)
+        for path in paths:
+            site = next(c for c in path if c in sites)
+            store_at = next((c for c in path if c in store_loops), None)
+            _check_no_shared_storage(info.name, stmt, path, store_at, site)
+
+    def compute_block(body: Stmt) -> Stmt:
+        block = make_block([produce, ProducerConsumer(info.name, False, body)])
+        return block if shared else Realize(info.name, info.type, (), block)
+
+    def realize(body: Stmt) -> Stmt:
+        return Realize(info.name, info.type, (), body)
+
+    for site in sorted(sites):
+        stmt = _InjectAt(site, compute_block, every=True).mutate(stmt)
+    for loop in sorted(store_loops):
+        stmt = _InjectAt(loop, realize, every=True).mutate(stmt)
+    return realize(stmt) if store_root else stmt
+
+
+_SHARING_LOOPS = (ForType.PARALLEL, ForType.VECTORIZED, ForType.GPU_BLOCK)
+
+
+def _check_no_shared_storage(
+    name: str, stmt: Stmt, legal: list[str], store_loop: str | None, compute_loop: str
+) -> None:
+    """Refuse, as Halide does, storage outside a parallel (vectorized, GPU block) loop that
+    the computation is inside: its iterations would share one buffer and race."""
+    for_types = {s.name: s.for_type for s in walk_stmt(stmt) if isinstance(s, For)}
+    start = legal.index(store_loop) + 1 if store_loop is not None else 0
+    between = legal[start : legal.index(compute_loop) + 1]
+    sharing = [loop for loop in between if for_types.get(loop) in _SHARING_LOOPS]
+    if not sharing:
+        return
+    loop = sharing[-1]
+    kind = "parallel" if for_types[loop] == ForType.PARALLEL else for_types[loop].value
+    options = ", ".join(_user_level(n) for n in legal[legal.index(loop) : legal.index(compute_loop) + 1])
+    raise ScheduleError(
+        f"Func `{name}` is stored outside the {kind} loop {_user_level(loop)} but computed inside it, so its "
+        f"iterations would share one buffer (a race); legal store_at levels for {name} computed at "
+        f"{_user_level(compute_loop)} are: {options} (or compute it outside {_user_level(loop)})"
+    )
+
+
 class _InjectAt(StmtMutator):
     """Wrap the body of the loop with the given name."""
 
-    def __init__(self, loop: str, wrap) -> None:
+    def __init__(self, loop: str, wrap, every: bool = False) -> None:
         self.loop = loop
         self.wrap = wrap
+        self.every = every  # every loop of that name (a consumer computed at several sites)
         self.found = False
 
     def visit_For(self, s: For) -> Stmt:  # noqa: N802 - visitor naming
         body = self.mutate(s.body)
-        if s.name == self.loop and not self.found:
+        if s.name == self.loop and (self.every or not self.found):
             self.found = True
             body = self.wrap(body)
         if body is s.body:

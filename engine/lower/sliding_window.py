@@ -33,7 +33,8 @@ class SlidingInfo:
 def sliding_window(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     ctx.sliding = {}
     for info in ctx.funcs:
-        if info.is_output or len(info.stages) > 1:
+        if info.is_output or len(info.stages) > 1 or info.name in ctx.computed_per_stage:
+            # (computed at several sites, one storage: no single loop to slide along)
             continue
         mutator = _Slide(info.name, info.pure_vars)
         stmt = mutator.mutate(stmt)

@@ -28,6 +28,9 @@ class _Unroll(StmtMutator):
                 "use unroll(var, factor) to split it by a constant first"
             )
         if extent > MAX_UNROLL:
-            raise ScheduleError(f"refusing to unroll loop {s.name} {extent} times (at most {MAX_UNROLL})")
+            raise ScheduleError(
+                f"refusing to unroll loop {s.name} {extent} times (at most {MAX_UNROLL}); unroll it by a "
+                f"factor of at most {MAX_UNROLL} with unroll(var, factor)"
+            )
         copies = [LetStmt(s.name, simplify(s.min + E.Const(Int(32), i)), body) for i in range(extent)]
         return make_block(copies)

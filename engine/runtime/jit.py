@@ -7,6 +7,12 @@ hashes the IR text, the target (triple, CPU, features), the level and the llvmli
 versions. Object files are stored with a checksum: a corrupted or truncated file is
 detected before LLVM sees it, discarded and recompiled.
 
+A second cache is keyed before lowering (`compiled_by_structure`): by the structural key of
+the algorithm and schedule (engine/structural_key.py) with the same target parts. It maps
+to what the generated module needs besides its object code (entry symbols, arguments, the
+loop-nest text), in memory and as a small JSON record on disk, so that reopening a document
+or undoing an edit costs neither lowering nor LLVM.
+
 A compiled pipeline travels to other processes (Dask workers) as `NativeCode`: its object
 code, the runtime's object code and the calling metadata, which `load_native_code` links
 there without lowering or LLVM. `compile_statistics()` counts the work done in this
@@ -23,6 +29,7 @@ import collections
 import contextlib
 import ctypes
 import hashlib
+import json
 import os
 import tempfile
 import threading
@@ -46,6 +53,7 @@ from pixelweave.engine.codegen.llvm import (
 )
 from pixelweave.engine.codegen.llvm_ir import ModuleBuilder
 from pixelweave.engine.codegen.target import (
+    LEVELS,
     TargetSpec,
     check_level,
     compile_ir_to_object,
@@ -55,6 +63,7 @@ from pixelweave.engine.codegen.target import (
     resolve_target,
 )
 from pixelweave.engine.errors import CompileError, InputError, RuntimeFailure
+from pixelweave.engine.ir.types import Type
 from pixelweave.engine.lowered import Argument, LoweredPipeline
 from pixelweave.engine.runtime import thread_pool
 from pixelweave.engine.runtime.buffer import describe_array, scalar_argument
@@ -65,7 +74,7 @@ MEMORY_CACHE_ENTRIES = 64
 DISK_CACHE_ENTRIES = 2000  # the oldest object files beyond this many are deleted
 _OBJECT_MAGIC = b"PWOBJ1\n"
 
-_lock = threading.RLock()  # LLVM's global context and the JIT are not thread-safe
+_lock = threading.RLock()  # the JIT and the caches; LLVM compiles run in private contexts outside it
 _statistics = {"pipelines_compiled": 0, "objects_compiled": 0, "native_code_loaded": 0}
 
 
@@ -223,14 +232,16 @@ def _write_cached_object(path: Path, data: bytes) -> None:
 
 
 def _prune_disk_cache(directory: Path) -> None:
-    """Keep the newest DISK_CACHE_ENTRIES object files (only runs after a compile miss)."""
-    entries = [e for e in os.scandir(directory) if e.name.endswith(".o") and not e.name.startswith(".")]
-    if len(entries) <= DISK_CACHE_ENTRIES:
-        return
-    entries.sort(key=lambda e: e.stat().st_mtime)
-    for e in entries[: len(entries) - DISK_CACHE_ENTRIES]:
-        with contextlib.suppress(OSError):
-            os.unlink(e.path)
+    """Keep the newest DISK_CACHE_ENTRIES object files and as many structure records (only
+    runs after a compile miss)."""
+    for suffix in (".o", ".structure.json"):
+        entries = [e for e in os.scandir(directory) if e.name.endswith(suffix) and not e.name.startswith(".")]
+        if len(entries) <= DISK_CACHE_ENTRIES:
+            continue
+        entries.sort(key=lambda e: e.stat().st_mtime)
+        for e in entries[: len(entries) - DISK_CACHE_ENTRIES]:
+            with contextlib.suppress(OSError):
+                os.unlink(e.path)
 
 
 def _object_code(ir_text: str, spec: TargetSpec, level: str, *, use_cache: bool) -> tuple[bytes, bool]:
@@ -265,6 +276,181 @@ def clear_memory_cache() -> None:
     """Forget compiled modules (pipelines already compiled keep theirs)."""
     with _lock:
         _memory_cache.clear()
+        _structure_cache.clear()
+
+
+# ------------------------------------------------------------------------------ the cache before lowering
+
+
+@dataclass
+class _StructureRecord:
+    """What a structural key maps to: the generated module without its IR text, the key of
+    its object code and the loop nest its lowering printed."""
+
+    ir_key: str
+    name: str
+    arguments: list[Argument]
+    profile_names: list[str]
+    context_bytes: int
+    loop_nest: str
+
+    def to_json(self) -> str:
+        args = [
+            [a.name, a.kind, a.type.code, a.type.bits, a.type.lanes, a.dimensions, a.is_output] for a in self.arguments
+        ]
+        return json.dumps(
+            {
+                "ir_key": self.ir_key,
+                "name": self.name,
+                "arguments": args,
+                "profile_names": self.profile_names,
+                "context_bytes": self.context_bytes,
+                "loop_nest": self.loop_nest,
+            }
+        )
+
+    @staticmethod
+    def from_json(text: str) -> _StructureRecord:
+        data = json.loads(text)
+        arguments = [
+            Argument(name, kind, Type(code, bits, lanes), dims, bool(out))
+            for name, kind, code, bits, lanes, dims, out in data["arguments"]
+        ]
+        return _StructureRecord(
+            str(data["ir_key"]),
+            str(data["name"]),
+            arguments,
+            [str(n) for n in data["profile_names"]],
+            int(data["context_bytes"]),
+            str(data["loop_nest"]),
+        )
+
+
+_structure_cache: collections.OrderedDict[str, _StructureRecord] = collections.OrderedDict()
+STRUCTURE_CACHE_ENTRIES = 256
+
+
+def structure_cache_key(structure: str, spec: TargetSpec, level: str, profile: bool) -> str:
+    """The pre-lowering key: a pipeline's structural key with everything else that decides
+    the object code (compiler versions, target, level, profiling)."""
+    return cache_key(f"structure:{structure}:profile={profile}", spec, level)
+
+
+def _structure_path(key: str) -> Path:
+    return cache_directory() / f"{key}.structure.json"
+
+
+def _read_structure_record(key: str) -> _StructureRecord | None:
+    path = _structure_path(key)
+    try:
+        return _StructureRecord.from_json(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        with contextlib.suppress(OSError):
+            path.unlink()  # unreadable: forget it, the next compile writes it again
+        return None
+
+
+def _write_structure_record(key: str, record: _StructureRecord) -> None:
+    path = _structure_path(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(record.to_json())
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass
+
+
+def compiled_by_structure(
+    structure: str, level: str = "fast", profile: bool = False, target: str = "host"
+) -> tuple[CompiledPipeline, str] | None:
+    """The compiled code and loop-nest text of a pipeline whose structural key is `structure`,
+    from memory or disk, without lowering or LLVM; None when neither cache has it."""
+    start = time.perf_counter()
+    check_level(level)
+    spec = resolve_target(target)
+    if missing_host_features(spec):
+        return None
+    key = structure_cache_key(structure, spec, level, profile)
+    jit = _get_jit()
+    with _lock:
+        record = _structure_cache.get(key)
+        hit = "memory"
+        if record is None:
+            record = _read_structure_record(key)
+            hit = "disk"
+            if record is None:
+                return None
+        entry = _memory_cache.get(record.ir_key)
+        library = entry.library() if entry is not None and entry.library is not None else None
+        if entry is None:
+            obj = _read_cached_object(cache_directory() / f"{record.ir_key}.o")
+            if obj is None:
+                return None
+            entry = _MemoryEntry(obj)
+            _memory_cache[record.ir_key] = entry
+            while len(_memory_cache) > MEMORY_CACHE_ENTRIES:
+                _memory_cache.popitem(last=False)
+            hit = "disk"
+        module = GeneratedModule("", record.name, record.arguments, record.profile_names, record.context_bytes)
+        exports = _exports(module)
+        if library is None:
+            try:
+                library = jit.link(entry.object_code, record.name, exports, release=module.release_memory_symbol)
+            except RuntimeError:
+                _memory_cache.pop(record.ir_key, None)
+                _structure_cache.pop(key, None)
+                return None
+        entry.library = weakref.ref(library)
+        _memory_cache.move_to_end(record.ir_key)
+        _remember_structure(key, record)
+    native = CompiledPipeline(
+        module,
+        library,
+        level=level,
+        target=spec,
+        compile_seconds=time.perf_counter() - start,
+        cache_hit=f"structure-{hit}",
+        object_code=entry.object_code,
+    )
+    return native, record.loop_nest
+
+
+def cached_loop_nest(structure: str, target: str = "host") -> str | None:
+    """The loop nest printed when a pipeline of this structural key was compiled (at any
+    level, from memory or disk), or None: the inspector shows it without lowering again."""
+    spec = resolve_target(target)
+    with _lock:
+        for level in LEVELS:
+            key = structure_cache_key(structure, spec, level, False)
+            record = _structure_cache.get(key) or _read_structure_record(key)
+            if record is not None and record.loop_nest:
+                return record.loop_nest
+    return None
+
+
+def _remember_structure(key: str, record: _StructureRecord) -> None:
+    _structure_cache[key] = record
+    _structure_cache.move_to_end(key)
+    while len(_structure_cache) > STRUCTURE_CACHE_ENTRIES:
+        _structure_cache.popitem(last=False)
+
+
+def _exports(module: GeneratedModule) -> list[str]:
+    return [
+        module.entry_symbol,
+        module.argv_symbol,
+        module.argv_context_symbol,
+        module.error_message_symbol,
+        module.release_memory_symbol,
+    ]
 
 
 # ------------------------------------------------------------------------------ compiling
@@ -277,6 +463,8 @@ def compile_pipeline(
     target: str = "host",
     *,
     cache: bool = True,
+    structure: str | None = None,
+    loop_nest: str = "",
 ) -> CompiledPipeline:
     """Compile a lowered pipeline to native code in this process.
 
@@ -285,6 +473,8 @@ def compile_pipeline(
     (`CompiledPipeline.last_profile`: seconds per Func, inclusive of producers nested in it;
     inside parallel loops, the sum over threads). target is "host" or a portable x86-64
     level this CPU can run. cache=False skips both caches (for measuring compile time).
+    `structure` (a structural key of the pipeline before lowering) also files the result in
+    the pre-lowering cache, with `loop_nest` (the text its lowering printed).
     """
     start = time.perf_counter()
     check_level(level)
@@ -300,23 +490,23 @@ def compile_pipeline(
     with _lock:
         _statistics["pipelines_compiled"] += 1
     key = cache_key(module.ir, spec, level)
-    exports = [
-        module.entry_symbol,
-        module.argv_symbol,
-        module.argv_context_symbol,
-        module.error_message_symbol,
-        module.release_memory_symbol,
-    ]
+    exports = _exports(module)
 
     def link(obj: bytes) -> _JitLibrary:
         return jit.link(obj, lowered.name, exports, release=module.release_memory_symbol)
 
     with _lock:
         entry = _memory_cache.get(key) if cache else None
+    if entry is None:
+        # LLVM runs outside the lock, in a context of its own (compile_ir_to_object), so a
+        # long compile in one thread does not hold up a small one in another.
+        obj, from_disk = _object_code(module.ir, spec, level, use_cache=cache)
+    with _lock:
+        if entry is None and cache and key in _memory_cache:
+            entry = _memory_cache[key]  # another thread compiled it meanwhile
         library = entry.library() if entry is not None and entry.library is not None else None
         hit: str | None = "memory" if entry is not None else None
         if entry is None:
-            obj, from_disk = _object_code(module.ir, spec, level, use_cache=cache)
             hit = "disk" if from_disk else None
             try:
                 library = link(obj)
@@ -337,6 +527,15 @@ def compile_pipeline(
         if cache:
             _memory_cache.move_to_end(key)
         entry.library = weakref.ref(library)
+        if cache and structure is not None:
+            record = _StructureRecord(
+                key, module.name, list(module.arguments), list(module.profile_names), module.context_bytes, loop_nest
+            )
+            skey = structure_cache_key(structure, spec, level, profile)
+            _remember_structure(skey, record)
+            if not (cache_directory() / f"{key}.o").exists():
+                _write_cached_object(cache_directory() / f"{key}.o", entry.object_code)
+            _write_structure_record(skey, record)
     return CompiledPipeline(
         module,
         library,
@@ -453,7 +652,7 @@ class CompiledPipeline:
     ) -> None:
         self.name = module.name
         self.arguments: list[Argument] = module.arguments
-        self.llvm_ir = module.ir
+        self.llvm_ir: str | None = module.ir or None  # None when it came from the pre-lowering cache
         self.level = level
         self.target = target
         self.compile_seconds = compile_seconds

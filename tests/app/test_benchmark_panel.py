@@ -8,8 +8,9 @@ import difflib
 
 import numpy as np
 import pytest
-from pixelweave.app.editor.benchmark_panel import BenchmarkPanel
+from pixelweave.app.editor.benchmark_panel import BenchmarkPanel, HistoryEntry
 from pixelweave.app.editor.jobs import JobRunner
+from pixelweave.nodes.benchmark import BenchmarkResult
 from pixelweave.nodes.document import Document
 from PySide6 import QtCore
 
@@ -152,3 +153,52 @@ def test_errors_are_shown_in_the_panel(qtbot, panel, jobs, tmp_path):
     assert jobs.wait_idle(60_000)
     assert "no image for input `input`" in panel.message.text()
     assert panel.history_table.rowCount() == 0
+
+
+def _measured(median_ms: float, per_node_ms: dict[str, float], nest: str = "") -> BenchmarkResult:
+    """A result as run_benchmark gives it (the numbers of the unsharp-mask run in the issue)."""
+    seconds = median_ms / 1e3
+    return BenchmarkResult(
+        document_name="Unsharp mask", target="host", runs=3, times=[seconds] * 3, median=seconds,
+        minimum=seconds, maximum=seconds, megapixels=0.24, megapixels_per_second=0.24 / seconds,
+        compile_seconds=0.5, output_count=1, per_node_ms=per_node_ms, loop_nest=nest,
+    )  # fmt: skip
+
+
+def test_per_node_bars_are_labelled_as_cpu_time_beside_the_wall_median(qtbot, panel, monkeypatch):
+    monkeypatch.setenv("PIXELWEAVE_NUM_THREADS", "2")
+    panel._show_result(_measured(549.6, {"sharpen": 1070.0, "result": 12.0}))
+    note = panel.bars_note.text()
+    assert "1082.0 ms of CPU time" in note and "549.6 ms of wall time" in note
+    assert "2 threads" in note and "exceed the wall time (2.0x)" in note
+    assert "summed over threads" in panel.chart.getAxis("bottom").labelText
+    assert panel._median_line.isVisible() and panel._median_line.value() == pytest.approx(549.6)
+    assert panel.chart.getViewBox().viewRange()[0][1] >= 1070.0  # the longest bar and the line both show
+    # a run whose bars fit in the wall time says nothing about threads
+    panel._show_result(_measured(20.0, {"blur": 15.0}))
+    assert "threads" not in panel.bars_note.text() and "15.0 ms of CPU time" in panel.bars_note.text()
+    panel.clear_results()
+    assert panel.bars_note.text() == "" and not panel._median_line.isVisible()
+
+
+def test_compare_has_room_for_its_rows_and_loop_nests_in_a_short_dock(qtbot, panel):
+    nest = "\n".join(f"{'  ' * k}for x{k}:" for k in range(14))
+    for median, ms in ((549.6, 1070.0), (300.0, 580.0)):
+        entry = HistoryEntry("12:00:00", "Unsharp mask", "sharpen: tile", {}, _measured(median, {"sharpen": ms}, nest))
+        panel._add_history(entry)
+    panel.resize(1200, 280)  # the inspector dock's size in a 1600x1000 window
+    panel.show()
+    panel.compare(0, 1)
+    qtbot.wait(50)
+    view = panel.compare_view
+    table_rows = view.times.viewport().height() // view.times.rowHeight(0)
+    assert view.times.rowCount() == 6 and table_rows >= 6  # every row of times in view
+    line_height = view.nest_a.fontMetrics().lineSpacing()
+    assert view.nest_a.viewport().height() // line_height >= 8 and view.nest_b.viewport().height() // line_height >= 8
+
+    # a narrow panel puts the times above the nests, still with room for both
+    panel.resize(560, 420)
+    qtbot.wait(50)
+    assert view.panes.orientation() == QtCore.Qt.Orientation.Vertical
+    assert view.times.viewport().height() // view.times.rowHeight(0) >= 4
+    assert view.nest_a.viewport().height() // line_height >= 5 and view.nest_a.viewport().width() > 150

@@ -74,3 +74,22 @@ def test_backdrop_wraps_nodes(qtbot):
     backdrop = graph.create_node("nodeGraphQt.nodes.BackdropNode")
     backdrop.wrap_nodes([node])
     assert node in backdrop.nodes()
+
+
+def test_void_qt_calls_never_use_up_none_true_or_false(qtbot):
+    """PySide6 6.12 on Python 3.11 drops a reference to None on every void call: without the
+    editor package's fix, a long session (or this loop) aborts the process."""
+    import sys
+
+    from PySide6 import QtWidgets
+
+    label = QtWidgets.QLabel()
+    qtbot.addWidget(label)
+    before = sys.getrefcount(None), sys.getrefcount(True), sys.getrefcount(False)
+    for _ in range(50_000):
+        label.setText("x")
+        label.setVisible(False)
+    after = sys.getrefcount(None), sys.getrefcount(True), sys.getrefcount(False)
+    if sys.version_info < (3, 12):
+        assert min(after) > 2**39  # far more references than any session can drop
+    assert all(a > 0 for a in after) and before  # and the process is still alive

@@ -59,7 +59,7 @@ def test_export_library_lists_the_files(qtbot, dialog, tmp_path):
         _click(qtbot, dialog.export_button)
         assert dialog.is_running() and not dialog.export_button.isEnabled()
     assert not dialog.is_running() and dialog.export_button.isEnabled()
-    names = ["libblurry.so", "blurry.h", "blurry.o"]
+    names = ["libblurry.so", "blurry.h", "blurry.o", "README.md"]
     for name in names:
         assert (out / name).is_file()
     rows = dialog.summary_rows()
@@ -128,3 +128,27 @@ def test_failures_are_shown_in_the_dialog(qtbot, jobs, dialog, tmp_path):
     assert "cannot be exported" in bad_dialog.message.text() and "node `result`" in bad_dialog.message.text()
     assert bad_dialog.progress.format() == "failed" and bad_dialog.export_button.isEnabled()
     assert not (tmp_path / "never").exists()
+
+
+def test_a_scratch_node_is_left_out_and_the_readme_is_the_command_lines(qtbot, jobs, document, tmp_path):
+    from pixelweave.app.cli import main
+
+    document.add_node("gaussian_blur", "scratch", {}, (0, 300))  # dropped in, not connected
+    cli_doc = tmp_path / "with_scratch.json"
+    document.save(cli_doc)
+    assert main(["export", str(cli_doc), "--out", str(tmp_path / "cli"), "--name", "blurry"]) == 0
+    dialog = ExportDialog(document, jobs)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.set_folder(tmp_path / "gui")
+    dialog.name.setText("blurry")
+    with qtbot.waitSignal(dialog.exported, timeout=60_000) as blocker:
+        _click(qtbot, dialog.export_button)
+    result = blocker.args[0]
+    assert result.left_out == ["scratch"]
+    assert "left out 1 node not connected to an output: `scratch`" in dialog.message.text()
+    assert dialog.message.isVisible() and dialog.usage.toPlainText().startswith("Note: left out 1 node")
+    readme = (tmp_path / "gui" / "README.md").read_text()
+    assert readme == (tmp_path / "cli" / "README.md").read_text()
+    assert "## Not exported" in readme and "`scratch`" in readme
+    assert str(tmp_path / "gui" / "README.md") in [row[0] for row in dialog.summary_rows()]

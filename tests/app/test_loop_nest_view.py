@@ -106,3 +106,48 @@ def test_screenshot(qtbot):
     qtbot.wait(50)
     assert not view.grab().isNull()
     view.grab().save("/tmp/loop_nest_view.png")
+
+
+def _deep_nest(levels: int) -> str:
+    """A loop nest whose output is nested inside many consume blocks (as pyramids' is)."""
+    lines, pad = [], ""
+    for k in range(levels):
+        lines += [f"{pad}produce filter.g{k}:", f"{pad}  for y:", f"{pad}    filter.g{k}(...) = ...", f"{pad}consume filter.g{k}:"]
+        pad += "  "
+    lines += [f"{pad}produce result.out:", f"{pad}  for y:", f"{pad}    result.out(...) = ..."]
+    return "\n".join(lines) + "\n"
+
+
+def _visible_x(view: LoopNestView, line: int) -> int:
+    """Where the line's text (after its indentation) starts in the viewport, in pixels."""
+    block = view.editor.document().findBlockByNumber(line)
+    cursor = QtGui.QTextCursor(block)
+    cursor.setPosition(block.position() + len(block.text()) - len(block.text().lstrip()))
+    return view.editor.cursorRect(cursor).left()
+
+
+def test_a_deep_nest_shows_the_selected_nodes_lines_where_they_can_be_read(qtbot):
+    view = make(qtbot)
+    text = _deep_nest(40)
+    view.set_text(text, None)
+    view.editor.horizontalScrollBar().setValue(view.editor.horizontalScrollBar().maximum())  # left far right
+    view.highlight_node("result")
+    first = view.highlighted_lines()[0]
+    width = view.editor.viewport().width()
+    bar = view.editor.horizontalScrollBar()
+    x = _visible_x(view, first)
+    assert 0 <= x < width - 150  # the produce line's text is in view, not off to a side
+    assert x <= width // 4 + 2 or bar.value() == bar.maximum()  # as far left as the text allows
+    view.editor.horizontalScrollBar().setValue(0)
+    view.highlight_node("result")
+    assert 0 <= _visible_x(view, first) < width - 150
+    view.highlight_node("filter")  # the outermost lines: back to the left edge
+    assert view.editor.horizontalScrollBar().value() == 0
+
+
+def test_a_hint_replaces_the_text_an_error_dims_it(qtbot):
+    view = make(qtbot)
+    view.set_message("The pipeline has problems")
+    assert view.text() == NEST and not view.editor.isEnabled()
+    view.set_message("The document is empty", error=False)
+    assert view.text() == "" and view.message.text() == "The document is empty"

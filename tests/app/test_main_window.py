@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from pixelweave.app.editor.main_window import EXAMPLES, MainWindow
 from pixelweave.nodes.document import Document, read_document
+from PySide6 import QtCore, QtGui, QtTest, QtWidgets
 from scipy import ndimage
 
 ANSWERS: list[str] = []
@@ -211,3 +212,166 @@ def test_a_node_dragged_from_the_palette_is_dropped_onto_the_canvas(window, tmp_
     assert window.canvas.selected_ids() == ["gaussian_blur"]
     window.session_undo()
     assert not window.session.document.has_node("gaussian_blur")
+
+
+def test_a_long_preview_note_never_widens_the_window_and_reset_layout_restores_the_docks(window, qtbot, monkeypatch):
+    window.resize(1200, 760)
+    qtbot.wait(50)
+    width, palette = window.width(), window.palette_dock.width()
+    note = "schedule not usable for this preview (" + "Func `harris.gray` is computed inline; " * 30 + ")"
+    window.preview.set_note(note)
+    window.preview.show_result(np.zeros((40, 60), np.float32), "a very long title " * 20)
+    qtbot.wait(50)
+    assert window.width() == width and window.palette_dock.width() == palette
+    assert window.minimumSizeHint().width() < 1200
+    assert window.preview.note_label.toolTip() == note  # the whole text stays readable
+    # the window never opens (or resets) larger than the screen
+    screen = window.screen().availableGeometry()
+    fitted = window._fitted_size(QtCore.QSize(5000, 5000))
+    assert fitted.width() <= screen.width() and fitted.height() <= screen.height()
+    # the offscreen screen is small: let the reset use the full default size to see the docks' sizes
+    monkeypatch.setattr(MainWindow, "_fitted_size", lambda self, wanted: wanted)
+    window.resizeDocks([window.palette_dock], [60], QtCore.Qt.Orientation.Horizontal)
+    window.properties_dock.setFloating(True)
+    qtbot.wait(50)
+    assert window.palette_dock.width() < 100
+    reset = next(a for a in window.findChildren(QtGui.QAction) if a.text() == "Reset &Layout")
+    reset.trigger()
+    qtbot.wait(50)
+    assert window.width() == 1600
+    assert 180 <= window.palette_dock.width() <= 260 and not window.properties_dock.isFloating()
+
+
+def test_ctrl_z_undoes_while_the_canvas_has_focus(window, qtbot, tmp_path):
+    assert window.open_path(_blur_document(tmp_path))
+    window.palette.node_requested.emit("box_blur")
+    assert window.session.document.has_node("box_blur")
+    window.activateWindow()
+    viewer = window.canvas.graph.viewer()
+    viewer.setFocus()
+    qtbot.waitUntil(viewer.hasFocus, timeout=2000)
+    qtbot.keyClick(viewer, QtCore.Qt.Key.Key_Z, QtCore.Qt.KeyboardModifier.ControlModifier)
+    assert not window.session.document.has_node("box_blur")
+    QtTest.QTest.keySequence(viewer, QtGui.QKeySequence(QtGui.QKeySequence.StandardKey.Redo))
+    assert window.session.document.has_node("box_blur")
+    # no other action anywhere in the window claims the undo or redo keys
+    for keys in (QtGui.QKeySequence.StandardKey.Undo, QtGui.QKeySequence.StandardKey.Redo):
+        wanted = set(QtGui.QKeySequence.keyBindings(keys))
+        owners = [a for a in window.findChildren(QtGui.QAction) if wanted & set(a.shortcuts())]
+        owners += [a for a in viewer.findChildren(QtGui.QAction) if wanted & set(a.shortcuts()) and a not in owners]
+        assert len(owners) == 1, [a.text() for a in owners]
+
+
+def test_the_ctrl_hint_leaves_the_canvas_when_focus_does(window, qtbot):
+    viewer = window.canvas.graph.viewer()
+    window.activateWindow()
+    viewer.setFocus()
+    qtbot.waitUntil(viewer.hasFocus, timeout=2000)
+    # a key pressed with Ctrl held, as the viewer sees it (a bare Ctrl press arrives without its modifier offscreen)
+    held = QtGui.QKeyEvent(QtCore.QEvent.Type.KeyPress, QtCore.Qt.Key.Key_Space, QtCore.Qt.KeyboardModifier.ControlModifier)
+    QtWidgets.QApplication.sendEvent(viewer, held)
+    assert "Deselect" in window.canvas.key_hint()
+    window.palette.search_field.setFocus()  # e.g. a dialog or another panel takes the key release
+    qtbot.waitUntil(lambda: not viewer.hasFocus(), timeout=2000)
+    assert window.canvas.key_hint() == ""
+
+
+class _Release:
+    """The scene position of a mouse release, as NodeGraphQt's connection gesture reads it."""
+
+    def __init__(self, point):
+        self._point = point
+
+    def scenePos(self):
+        return self._point
+
+
+def _drag_pipe(viewer, out_port, in_port) -> None:
+    """Drags a pipe from an output port item and releases it on an input port item."""
+    viewer._origin_pos = viewer._previous_pos = viewer.mapFromScene(out_port.sceneBoundingRect().center())
+    viewer.start_live_connection(out_port)
+    viewer.apply_live_connection(_Release(in_port.sceneBoundingRect().center()))
+
+
+def test_a_connection_that_would_make_a_cycle_is_refused_with_the_reason(window, tmp_path):
+    assert window.open_path(_blur_document(tmp_path))
+    views = window.canvas._views
+    window.palette.node_requested.emit("box_blur")
+    window.palette.node_requested.emit("gaussian_blur")
+    window.session.move_nodes({"box_blur": (0, 300), "gaussian_blur": (400, 300)})
+    viewer = window.canvas.graph.viewer()
+    _drag_pipe(viewer, views["photo"].outputs()["out"].view, views["box_blur"].inputs()["image"].view)
+    _drag_pipe(viewer, views["box_blur"].outputs()["out"].view, views["gaussian_blur"].inputs()["image"].view)
+    assert window.session.document.node("gaussian_blur").inputs == {"image": "box_blur.out"}
+    # gaussian_blur -> box_blur would close the loop box_blur -> gaussian_blur -> box_blur
+    _drag_pipe(viewer, views["gaussian_blur"].outputs()["out"].view, views["box_blur"].inputs()["image"].view)
+    assert window.session.document.node("box_blur").inputs == {"image": "photo.out"}
+    reason = "`gaussian_blur` already reads from `box_blur`"
+    assert any(reason in m and "cycle" in m for m in window.log.messages("error")), window.log.messages("error")
+    assert reason in window.statusBar().currentMessage()
+    assert [p.node().name() for p in views["box_blur"].inputs()["image"].connected_ports()] == ["photo"]
+
+
+def test_examples_open_with_readable_titles_and_new_clears_what_was_measured(window, qtbot):
+    from pixelweave.app.editor.graph_canvas import READABLE_SCALE
+
+    window.resize(1200, 760)
+    qtbot.wait(50)
+    window.open_example(EXAMPLES / "camera_pipeline.json")
+    assert window.wait_idle()
+    assert window.canvas.zoom_scale() >= READABLE_SCALE * 0.95  # a long chain is not shrunk to specks
+    viewer = window.canvas.graph.viewer()
+    shown = viewer.mapToScene(viewer.viewport().rect()).boundingRect()
+    assert shown.intersects(window.canvas.view_of("result").view.sceneBoundingRect())  # the output end is in view
+    assert window.timing.text() and window.preview.note_label.text()
+    window.new_document()
+    assert window.wait_idle()
+    assert window.timing.text() == "" and window.preview.note_label.text() == ""
+    # an empty document is a starting point, not a pipeline with problems
+    assert window.inspection.ok and "empty" in window.loop_nest.message.text()
+    assert "problems" not in window.loop_nest.message.text() and window.loop_nest_text() == ""
+    assert window.log.messages("error") == []
+
+
+def test_a_scratch_node_leaves_the_other_nodes_schedule_controls_alone(window, tmp_path):
+    window.open_example(EXAMPLES / "unsharp_mask.json")
+    window.canvas.select(["sharpen"])
+    assert window.wait_idle()
+    window.palette.node_requested.emit("gaussian_blur")  # a scratch node, not connected
+    assert window.wait_idle()
+    assert any("not connected" in m for m in window.inspection.problems_of("gaussian_blur"))
+    assert "not connected" in window.canvas.view_of("gaussian_blur").view.toolTip()
+    window.canvas.select(["sharpen"])
+    assert window.wait_idle()
+    panel = window.schedule
+    panel.func_combo.setCurrentText("blur_x")
+    # the schedule's own level, offered among the loops that enclose every use, by stable names
+    assert panel.compute_combo.currentText() == "at result.out loop xo"
+    levels = [panel.compute_combo.itemText(i) for i in range(panel.compute_combo.count())]
+    assert levels == ["inline", "root", *(f"at result.out loop {n}" for n in ("yo", "xo", "c", "yi", "xi"))]
+    assert panel.reorder_edit.text() == "v0, x, y, c"  # vectorize(x, 8) made v0, the same in every build
+    assert "produce result.out" in window.loop_nest_text() and window.loop_nest.editor.isEnabled()
+    # the scratch node itself says why it has nothing to schedule
+    window.canvas.select(["gaussian_blur"])
+    assert window.wait_idle()
+    assert "not connected" in panel.problem.text()
+
+
+def test_compare_gives_the_inspector_room(window, qtbot):
+    from pixelweave.app.editor.benchmark_panel import HistoryEntry
+    from pixelweave.nodes.benchmark import BenchmarkResult
+
+    nest = "\n".join(f"{'  ' * k}for x{k}:" for k in range(14))
+    for median in (0.5496, 0.3):
+        result = BenchmarkResult("Unsharp mask", "host", 2, [median] * 2, median, median, median, 0.24, 0.24 / median,
+                                 0.5, 1, {"sharpen": median * 2e3}, nest)  # fmt: skip
+        window.benchmark._add_history(HistoryEntry("12:00:00", "Unsharp mask", "sharpen: tile", {}, result))
+    window.resize(1600, 1000)  # the size the issue was seen at
+    qtbot.wait(50)
+    assert window.inspector_dock.height() < 1000 * 0.4
+    window.benchmark.compare(0, 1)
+    qtbot.wait(50)
+    assert window.inspector_dock.height() >= 1000 * 0.4 and window.bottom_tabs.currentWidget() is window.benchmark
+    view = window.benchmark.compare_view
+    assert view.times.viewport().height() // view.times.rowHeight(0) >= 6
+    assert view.nest_a.viewport().height() // view.nest_a.fontMetrics().lineSpacing() >= 8

@@ -406,3 +406,14 @@ def test_read_out_follows_a_new_result_under_a_still_cursor(panel, qtbot):
     panel.show_message("recompiling")
     panel.show_result(np.full((30, 40), 99, np.uint8), "out")
     assert panel.status_text().endswith("x 4  y 5   value 99")
+
+
+def test_long_one_line_texts_never_set_the_panels_minimum_width(panel):
+    """A note, a title or a message on one long line must not widen the dock (and with it the
+    window, past the screen): the labels take the width they are given."""
+    before = panel.minimumSizeHint().width()
+    panel.show_result(np.zeros((20, 30), np.float32), "t" * 400)
+    panel.set_note("schedule not usable for this preview: " + "x" * 600)
+    assert panel.minimumSizeHint().width() <= max(before, 420)
+    panel.show_message("cannot read /" + "very_long_folder_name/" * 30 + "image.png", error=True)
+    assert panel.minimumSizeHint().width() <= max(before, 420)

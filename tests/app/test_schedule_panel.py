@@ -8,7 +8,8 @@ from PySide6 import QtCore
 
 LEFT = QtCore.Qt.MouseButton.LeftButton
 FUNCS = {"blur_x": ["x", "y", "c"], "out": ["x", "y", "c"]}
-CONSUMERS = [("result.out", ["x", "y", "c"])]
+# where each Func may be computed: the Func using it, with its loops outermost first
+LEVELS = {"blur_x": [("out", ["c", "y", "x"])], "out": [("result.out", ["c", "y", "x"])]}
 
 
 def make(qtbot, schedule=None) -> SchedulePanel:
@@ -16,7 +17,7 @@ def make(qtbot, schedule=None) -> SchedulePanel:
     qtbot.addWidget(panel)
     panel.resize(640, 620)
     panel.show()
-    panel.show_node("sharpen", FUNCS, schedule or {}, CONSUMERS)
+    panel.show_node("sharpen", FUNCS, schedule or {}, LEVELS)
     return panel
 
 
@@ -30,7 +31,7 @@ def test_starts_empty_and_disabled(qtbot):
     panel = SchedulePanel()
     qtbot.addWidget(panel)
     assert not panel.tabs.isEnabled() and panel.title.text() == "No node selected"
-    panel.show_node("sharpen", FUNCS, {}, CONSUMERS)
+    panel.show_node("sharpen", FUNCS, {}, LEVELS)
     assert panel.tabs.isEnabled() and panel.current_key() == "out"
     panel.clear()
     assert not panel.tabs.isEnabled()
@@ -40,16 +41,31 @@ def test_compute_at_a_consumer_loop(qtbot):
     panel = make(qtbot)
     panel.func_combo.setCurrentText("blur_x")
     labels = [panel.compute_combo.itemText(i) for i in range(panel.compute_combo.count())]
-    assert labels[:2] == ["inline", "root"] and "at result.out loop y" in labels and "at out loop x" in labels
-    panel.compute_combo.setCurrentText("at result.out loop y")
+    # only the loops of the Func that uses it: its own node's `out`, not the consumer's consumer
+    assert labels == ["inline", "root", "at out loop c", "at out loop y", "at out loop x"]
+    panel.compute_combo.setCurrentText("at out loop y")
     node, schedule = emitted(qtbot, panel, lambda: qtbot.mouseClick(panel.compute_button, LEFT))
-    assert node == "sharpen" and schedule == {"blur_x": [["compute_at", "result.out", "y"]]}
+    assert node == "sharpen" and schedule == {"blur_x": [["compute_at", "out", "y"]]}
+    assert panel.compute_combo.currentText() == "at out loop y"
     panel.store_combo.setCurrentText("root")
     _, schedule = emitted(qtbot, panel, lambda: qtbot.mouseClick(panel.store_button, LEFT))
-    assert schedule == {"blur_x": [["compute_at", "result.out", "y"], ["store_root"]]}
+    assert schedule == {"blur_x": [["compute_at", "out", "y"], ["store_root"]]}
     panel.compute_combo.setCurrentText("root")  # replaces the compute level, keeps the rest
     _, schedule = emitted(qtbot, panel, lambda: qtbot.mouseClick(panel.compute_button, LEFT))
     assert schedule == {"blur_x": [["compute_root"], ["store_root"]]}
+    panel.func_combo.setCurrentText("out")
+    labels = [panel.compute_combo.itemText(i) for i in range(panel.compute_combo.count())]
+    assert "at result.out loop y" in labels and not any("at out" in t for t in labels)
+
+
+def test_the_compute_level_shown_is_the_schedules_own_even_where_not_offered(qtbot):
+    panel = make(qtbot, {"blur_x": [["compute_at", "result.out", "xo"], ["vectorize", "x", 8]]})
+    panel.func_combo.setCurrentText("blur_x")
+    assert panel.compute_combo.currentText() == "at result.out loop xo"  # never "inline"
+    assert panel.compute_combo.currentData() == ["compute_at", "result.out", "xo"]
+    # the loops offered are the engine's, by stable names: vectorize(x, 8) made v0 inside x
+    assert panel.reorder_edit.text() == "v0, x, y, c"
+    assert [panel.vector_loop.itemText(i) for i in range(panel.vector_loop.count())] == ["v0", "x", "y", "c"]
 
 
 def test_split_tile_vectorize_parallel_unroll_reorder_gpu(qtbot):
@@ -161,7 +177,7 @@ def test_static_problems_are_shown_before_emitting(qtbot):
 def test_update_keys_cannot_take_compute_levels(qtbot):
     panel = SchedulePanel()
     qtbot.addWidget(panel)
-    panel.show_node("equalize", {"hist": ["i"], "hist.update(0)": ["rx", "ry"]}, {}, [])
+    panel.show_node("equalize", {"hist": ["i"], "hist.update(0)": ["rx", "ry"]}, {}, {})
     panel.func_combo.setCurrentText("hist.update(0)")
     assert not panel.compute_button.isEnabled() and panel.parallel_loop.itemText(1) == "ry"
     panel.parallel_loop.setCurrentText("ry")
@@ -177,3 +193,10 @@ def test_screenshot(qtbot):
     panel.tabs.setCurrentIndex(1)
     qtbot.wait(20)
     panel.grab().save("/tmp/schedule_panel_text.png")
+
+
+def test_the_controls_scroll_instead_of_widening_the_dock(qtbot):
+    panel = make(qtbot)
+    panel.set_problem("the engine refuses it: " + "a long reason " * 40)
+    hint = panel.minimumSizeHint()
+    assert hint.width() < 400 and hint.height() < 300

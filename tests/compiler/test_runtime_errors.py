@@ -85,3 +85,14 @@ def test_failure_inside_parallel_loop_many_times():
     for _ in range(50):
         with pytest.raises(RuntimeFailure, match=r"Func `lut` is read over \[0, 1000\] in x .*outside the bound"):
             fn([8, 16], {"offsets": offsets})
+
+
+def test_request_outside_the_bound_of_an_output():
+    x, y = pw.Var("x"), pw.Var("y")
+    out = pw.Func("out")
+    out[x, y] = x + y
+    out.bound(y, 0, 4)
+    fn = pw.Pipeline(out).compile(level="fast")
+    np.testing.assert_array_equal(fn([3, 4], {}), np.add.outer(np.arange(4), np.arange(3)))
+    with pytest.raises(RuntimeFailure, match=r"Func `out` is requested or read over \[0, 5\] in y .*bound\(\) it was given"):
+        fn([3, 6], {})

@@ -166,3 +166,30 @@ def test_unbounded_producer_region():
     lut.compute_root()
     with pytest.raises(ScheduleError, match=r"cannot bound the region of `lut`"):
         pw.Pipeline(out).loop_nest()
+
+
+def test_shift_inwards_in_an_update():
+    x = pw.Var("x")
+    f = pw.Func("f")
+    f[x] = x
+    f[x] = f[x] + 1
+    with pytest.raises(ScheduleError, match=r"update 0 of Func `f` cannot use TailStrategy.ShiftInwards.*RoundUp"):
+        f.update(0).split(x, pw.Var("xo"), pw.Var("xi"), 4, pw.TailStrategy.ShiftInwards)
+
+
+def test_round_up_on_a_reduction_variable():
+    x = pw.Var("x")
+    r = pw.RDom([(0, 10)])
+    f = pw.Func("f")
+    f[x] = 0
+    f[x] += r.x
+    with pytest.raises(ScheduleError, match=r"cannot use TailStrategy.RoundUp: .* reduction variable.*GuardWithIf"):
+        f.update(0).split(r.x, pw.RVar("ro"), pw.RVar("ri"), 4, pw.TailStrategy.RoundUp)
+
+
+def test_storage_outside_a_parallel_loop_the_computation_is_inside():
+    f, g, x, y = two_stage()
+    g.parallel(y)
+    f.store_root().compute_at(g, y)
+    with pytest.raises(ScheduleError, match=r"`f` is stored outside the parallel loop g\.y but computed inside it"):
+        pw.Pipeline(g).loop_nest()

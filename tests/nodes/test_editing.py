@@ -130,8 +130,8 @@ def test_inspection_reports_loop_nest_loops_consumers_and_problems():
     result = inspect_document(doc)
     assert result.ok
     assert "box_blur" in result.loop_nest and "produce" in result.statement
-    assert result.loops["box_blur"]["out"] == ["y.yo", "y.yi", "x"]  # outermost first, after the split
-    assert [ref for ref, _ in result.consumers["box_blur"]] == ["output.out"]
+    assert result.loops["box_blur"]["out"] == ["x", "y"]  # the stage's own loops, innermost first
+    assert result.levels["box_blur"]["out"] == [("output.out", ["y", "x"])]  # where it may be computed
     doc.set_schedule("box_blur", "out", [["compute_at", "output.out", "nowhere"]])
     bad = inspect_document(doc)
     assert not bad.ok and bad.problems_of("box_blur")

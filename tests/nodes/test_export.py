@@ -17,6 +17,7 @@ from pixelweave.app.cli import main
 from pixelweave.nodes.document import Document
 from pixelweave.nodes.errors import NodeError
 from pixelweave.nodes.export import (
+    build_for_export,
     default_export_name,
     export_kinds,
     export_library,
@@ -206,3 +207,24 @@ def test_cli_export_param_sets_the_documented_default(tmp_path, capsys):
     assert "def run(input, tone__gamma=1.5, cut__threshold=0.5)" in (out / "toned.py").read_text()
     assert main(["export", str(doc), "--out", str(out), "--param", "tone.gamma=99"]) == 2
     assert "--param tone.gamma: parameter `gamma` is 99, outside its range [0.01, 10]" in capsys.readouterr().err
+
+
+def test_what_the_outputs_do_not_read_is_left_out_and_named(tmp_path, capsys):
+    write_samples(tmp_path)
+    data = blur_document()
+    data["nodes"].append(node("scratch", "gaussian_blur", {}))  # not connected to anything
+    data["nodes"].append(node("side", "box_blur", {}, {"image": "input.out"}))  # a branch no output reads
+    doc = write_document(tmp_path / "scratch.json", data)
+    with pytest.raises(Exception, match="scratch"):  # the whole document does not build
+        build_document(Document.from_json(data))
+    built, left_out = build_for_export(Document.from_json(data))
+    assert left_out == ["scratch", "side"] and built.output_ids == ["result"]
+    out = tmp_path / "lib"
+    assert main(["export", str(doc), "--out", str(out), "--name", "blurry"]) == 0
+    captured = capsys.readouterr()
+    assert "left out 2 nodes not connected to an output: `scratch`, `side`" in captured.err
+    assert f"wrote {out / 'README.md'}" in captured.out and (out / "libblurry.so").is_file()
+    empty = Document("nothing")
+    empty.add_node("image_input", "photo", {"sample": "gray.png"}, (0, 0))
+    with pytest.raises(NodeError, match="no output node, so there is nothing to export"):
+        build_for_export(empty)

@@ -188,4 +188,32 @@ def test_loops_after_directives():
     ]  # fmt: skip
     assert loops_after(["x", "y"], [["tile", "x", "y", "xo", "yo", "xi", "yi", 8, 8]]) == ["xi", "yi", "xo", "yo"]
     assert loops_after(["x", "y"], [["tile", "x", "y", "xi", "yi", 8, 8], ["fuse", "x", "y", "t"]]) == ["xi", "yi", "t"]
-    assert loops_after(["x", "y"], [["vectorize", "x", 8], ["parallel", "y"]]) == ["x", "y"]
+    # vectorize with a width splits off an inner loop, named as the engine names it
+    assert loops_after(["x", "y"], [["vectorize", "x", 8], ["parallel", "y"]]) == ["v0", "x", "y"]
+
+
+@pytest.mark.parametrize(
+    "directives",
+    [
+        [["vectorize", "x", 8]],
+        [["vectorize", "x", 8], ["unroll", "y", 2], ["parallel", "y", 4]],
+        [["split", "x", "xo", "v0", 4], ["vectorize", "xo", 4]],
+        [["tile", "x", "y", "xo", "yo", "xi", "yi", 16, 8], ["vectorize", "xi", 4], ["parallel", "yo", 2]],
+        [["unroll", "c", 3], ["vectorize", "x", 8], ["reorder", "v1", "x", "y", "c", "v0"]],
+    ],
+)
+def test_loops_after_names_generated_loops_as_the_engine_does(directives):
+    """The schedule editor offers loops by these names before the engine has built anything:
+    they must be the ones the engine makes (short names, innermost first)."""
+    from pixelweave.engine.schedule import last_part
+
+    import pixelweave as pw
+
+    x, y, c = pw.Var("x"), pw.Var("y"), pw.Var("c")
+    f = pw.Func("f")
+    f[x, y, c] = x + y + c
+    for d in directives:
+        getattr(f, d[0])(*d[1:])
+    engine = [last_part(d.name) for d in f.definition().schedule.dims]
+    assert loops_after(["x", "y", "c"], directives) == engine
+    assert loops_after(["x", "y", "c"], [["vectorize", "x", 8]]) == ["v0", "x", "y", "c"]

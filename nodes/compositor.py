@@ -1,0 +1,391 @@
+"""The preview path: a document computed stage by stage, like a compositor (Nuke, Natron).
+
+Every Func of the document (a node's stages: one for a point operation, a few for a
+separable blur, dozens for a local Laplacian) is compiled on its own (engine/isolate.py),
+reading the images of the Funcs it calls as inputs. Its kernel depends only on its own
+definitions and schedule and the types of what it reads: it is compiled once per
+structural key (the engine keeps compiled code in memory and on disk by that key), and
+run-time Param values are arguments, never part of it.
+
+Every Func is computed over the region the fused pipeline would compute it over (bounds
+inference on the algorithm alone, `required_regions`), which may reach outside the image:
+a stencil downstream with a boundary condition reads its source there, and the source is
+defined everywhere. That is what makes the stage-by-stage image equal to the fused
+pipeline's. Each image is cached by (kernel key, the images it read, run-time values,
+scale) with the box it covers, so an edit recomputes only the stages whose definitions or
+inputs changed and what lies downstream of them, and an undo finds every image cached.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import hashlib
+import os
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, Source, isolate
+from pixelweave.engine.reference import required_regions
+from pixelweave.engine.runtime.buffer import aligned_empty
+from pixelweave.engine.structural_key import structural_key
+from pixelweave.nodes.document import Document, Problem
+from pixelweave.nodes.editing import upstream_of
+from pixelweave.nodes.errors import DocumentError, NodeError
+from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec
+from pixelweave.nodes.image_cache import Box, ImageCache, crop
+from pixelweave.nodes.images import read_image
+from pixelweave.nodes.pipeline_build import build_nodes
+from pixelweave.nodes.ports import short_type_name
+from pixelweave.nodes.run import evaluate_extent, input_environment
+from pixelweave.nodes.schedule_spec import apply_schedule
+
+import pixelweave as pw
+
+KERNELS_KEPT = 512
+KERNEL_LEVEL = "fast"  # quick to compile; explicitly vectorized code runs about as fast as at "full"
+
+
+@dataclass
+class CompositorStats:
+    """What the compositor did since it was made (tests and benchmarks read it)."""
+
+    compiles: int = 0  # kernels that had to be lowered and compiled (no cache had them)
+    kernel_hits: int = 0  # kernels found compiled (in memory or on disk)
+    runs: int = 0  # node kernels run
+    image_hits: int = 0  # node images found in the image cache
+    seconds_compiling: float = 0.0
+    seconds_running: float = 0.0
+    ran: list[str] = field(default_factory=list)  # the Func of each run, in order
+
+
+def _digest(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(repr(part).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+class Compositor:
+    """Computes node outputs one stage (Func) at a time, caching kernels and images."""
+
+    def __init__(self, budget: int | None = None) -> None:
+        self.images = ImageCache(budget)
+        self.stats = CompositorStats()
+        self._inputs: dict[tuple, np.ndarray] = {}
+        self._kernels: collections.OrderedDict[str, Any] = collections.OrderedDict()  # structural key -> kernel
+        self._built: dict[str, BuiltNode] = {}  # nodes of the last call, by definition and sources
+        self._refused: dict[str, str] = {}  # node key -> why its schedule was not applied
+        self._algorithms: weakref.WeakKeyDictionary[pw.Func, tuple[Isolated, str]] = weakref.WeakKeyDictionary()
+        self._isolated: weakref.WeakKeyDictionary[pw.Func, dict[bool, tuple[Isolated, Any, str]]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    # ------------------------------------------------------------------ inputs
+    def input_image(self, doc: Document, node_id: str, layout: str, element: str, scale: int) -> tuple[np.ndarray, str]:
+        """The decoded sample image of input node_id at 1/scale, and its cache key."""
+        path = doc.sample_path(node_id)
+        if path is None:
+            sample = doc.node(node_id).params.get("sample", "")
+            why = f"its sample image {sample!r} was not found" if sample else "it has no sample image"
+            raise NodeError(f"no image for input `{node_id}`: {why}", node_id)
+        resolved = Path(path).resolve()
+        key = (str(resolved), layout, element, resolved.stat().st_mtime_ns, scale)
+        if key not in self._inputs:
+            if len(self._inputs) > 16:
+                self._inputs.clear()
+            try:
+                full = read_image(resolved, layout, element)
+            except NodeError as e:
+                raise NodeError(e.detail, node_id) from None
+            self._inputs[key] = np.ascontiguousarray(full[..., ::scale, ::scale]) if scale > 1 else full
+        return self._inputs[key], _digest("input", *key)
+
+    # ------------------------------------------------------------------ the graph
+    def built_graph(self, doc: Document, node_id: str) -> tuple[BuiltGraph, list[str]]:
+        """node_id and what it reads, built and scheduled; notes for schedules the engine
+        refused. Nodes whose definition and sources are unchanged since the last call are
+        kept (with their Funcs, whose kernels are then known without isolating them again)."""
+        keep = upstream_of(doc, node_id)
+        problems = doc.node_problems(keep)
+        if problems:
+            raise DocumentError(problems, str(doc.path) if doc.path else None)
+        by_id = {n.id: n for n in doc.nodes if n.id in keep}
+        node_keys: dict[str, str] = {}
+        fresh: set[str] = set()
+        previous = self._built
+        current: dict[str, BuiltNode] = {}
+
+        def reuse(spec: NodeSpec, built: dict[str, BuiltNode]) -> BuiltNode | None:
+            node = by_id[spec.id]
+            sources = sorted((port, node_keys[src], out) for port, (src, out) in spec.inputs.items())
+            key = _digest(node.type, sorted(node.params.items()), sorted(node.schedule.items()), sources)
+            node_keys[spec.id] = key
+            kept = previous.get(key)
+            if kept is None:
+                fresh.add(spec.id)
+                return None
+            current[key] = kept
+            return kept
+
+        found: list[Problem] = []
+        sub = Document(doc.name, doc.description, list(by_id.values()), doc.path)
+        built = build_nodes(sub, set(), found, reuse)
+        if found or node_id not in built:
+            raise DocumentError(
+                [str(p.message) if p.node is None else f"node `{p.node}`: {p.message}" for p in found]
+                or [f"node `{node_id}` could not be built"]
+            )
+        images = {p.name(): p for node in built.values() for p in node.image_params}
+        params = {p.name: p for node in built.values() for p in node.scalar_params}
+        graph = BuiltGraph(built, images, params, [])
+        notes = []
+        for node in sub.nodes:
+            if node.id in fresh and node.schedule:
+                refused = apply_schedule(graph, node.id, node.schedule)
+                if refused:
+                    self._refused[node_keys[node.id]] = f"{node.id}: schedule not used in the preview ({refused[0]})"
+            note = self._refused.get(node_keys.get(node.id, ""))
+            if note:
+                notes.append(note)
+        current.update({node_keys[i]: built[i] for i in fresh if i in built})
+        self._built = current
+        return graph, notes
+
+    # ------------------------------------------------------------------ computing
+    def compute(
+        self,
+        doc: Document,
+        node_id: str,
+        port: str | None = None,
+        *,
+        scale: int = 1,
+        check: Callable[[], None] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[np.ndarray, str]:
+        """The output `port` (default: the first) of node_id over [0, size), and a note.
+        `check()` is called between stages (it raises to cancel); `progress(done, total)`
+        counts the stages."""
+        check = check or (lambda: None)
+        if not doc.has_node(node_id):
+            raise NodeError(f"there is no node `{node_id}`")
+        graph, notes = self.built_graph(doc, node_id)
+        outputs = graph.nodes[node_id].outputs
+        port = port or next(iter(outputs))
+        value = outputs.get(port)
+        if value is None:
+            raise NodeError(f"node `{node_id}` has no output `{port}`", node_id)
+        images: dict[str, np.ndarray] = {}
+        image_keys: dict[str, str] = {}
+        for name, param in graph.image_params.items():
+            layout = "colour" if param.dimensions() == 3 else "gray"
+            images[name], image_keys[name] = self.input_image(doc, name, layout, short_type_name(param.type()), scale)
+        env = input_environment(graph, images, {})
+        size = [evaluate_extent(e, env) for e in value.extents]
+        if any(s <= 0 for s in size):
+            raise NodeError(f"the output would be empty (size {size})", node_id)
+        scalars: dict[str, Any] = {name: p.get() for name, p in graph.scalar_params.items()}
+        pipeline = pw.Pipeline([value.func])
+        regions = required_regions(pipeline, [[(0, n) for n in size]], {**images, **scalars})
+        for name, array in images.items():  # what the image-size variables are
+            for i in range(array.ndim):
+                scalars[f"{name}.min.{i}"] = 0
+                scalars[f"{name}.extent.{i}"] = int(array.shape[array.ndim - 1 - i])
+        check()
+        stages = [f for f in pipeline.funcs if f.name() in regions]  # producers first
+        # What each stage's image is, before anything runs: its algorithm (a schedule never
+        # changes the values) and what it reads. Kernels are needed only for images not cached.
+        keys: dict[str, str] = {}
+        for f in stages:
+            isolated, algorithm = self._isolation(f)
+            keys[f.name()] = _digest("image", algorithm, self._identity(f, isolated, keys, image_keys, scalars))
+        self.prepare([f for f in stages if not self.images.covers(keys[f.name()], tuple(regions[f.name()]))])
+        computed: dict[str, tuple[np.ndarray, Box]] = {}
+        for done, f in enumerate(stages):
+            check()
+            if progress is not None:
+                progress(done, len(stages))
+            box = tuple(regions[f.name()])
+            cached = self.images.get(keys[f.name()], box)
+            if cached is not None:
+                self.stats.image_hits += 1
+                computed[f.name()] = (cached, box)
+                continue
+            out = self._stage(f, box, computed, images, scalars, notes)
+            self.images.put(keys[f.name()], out, box)
+            computed[f.name()] = (out, box)
+        array, box = computed[value.func.name()]
+        window = tuple((0, n) for n in size)
+        return np.ascontiguousarray(crop(array, box, window)), "; ".join(notes)
+
+    def _isolation(self, f: pw.Func) -> tuple[Isolated, str]:
+        """f isolated with its schedule, and the key of its algorithm (remembered per Func)."""
+        known = self._algorithms.get(f)
+        if known is None:
+            isolated = isolate(f)
+            known = (isolated, structural_key(isolated.pipeline, schedules=False))
+            self._algorithms[f] = known
+        return known
+
+    @staticmethod
+    def _identity(
+        f: pw.Func, isolated: Isolated, keys: dict[str, str], image_keys: dict[str, str], scalars: dict[str, Any]
+    ) -> list[tuple[str, Any]]:
+        """What the stage reads, as keys and values: its image's identity with the algorithm."""
+        identity: list[tuple[str, Any]] = []
+        for arg, source in isolated.sources.items():
+            if source.kind == "func":
+                identity.append((arg, keys[source.name]))
+            elif source.kind == "image":
+                identity.append((arg, image_keys[source.name]))
+            else:
+                identity.append((arg, _scalar_value(f, source, scalars)))
+        return identity
+
+    def _stage(
+        self,
+        f: pw.Func,
+        box: Box,
+        computed: dict[str, tuple[np.ndarray, Box]],
+        images: dict[str, np.ndarray],
+        scalars: dict[str, Any],
+        notes: list[str],
+    ) -> np.ndarray:
+        """Func f over box, computed by its kernel from what it reads."""
+        isolated, compiled, _ = self._kernel(f, notes)
+        try:
+            return self._run(f, box, isolated, compiled, computed, images, scalars)
+        except pw.RuntimeFailure as e:
+            if not isolated.scheduled:
+                raise NodeError(f"computing `{f.name()}` failed: {e}", f.name().split(".", 1)[0]) from None
+        # Its schedule made it read outside what the fused pipeline computes: run it unscheduled.
+        notes.append(f"`{f.name()}`: its schedule is not used in the preview")
+        isolated, compiled, _ = self._kernel(f, notes, schedule=False)
+        try:
+            return self._run(f, box, isolated, compiled, computed, images, scalars)
+        except pw.RuntimeFailure as e:
+            raise NodeError(f"computing `{f.name()}` failed: {e}", f.name().split(".", 1)[0]) from None
+
+    def _run(
+        self,
+        f: pw.Func,
+        box: Box,
+        isolated: Isolated,
+        compiled: Any,
+        computed: dict[str, tuple[np.ndarray, Box]],
+        images: dict[str, np.ndarray],
+        scalars: dict[str, Any],
+    ) -> np.ndarray:
+        args: dict[str, Any] = {}
+        mins: dict[str, list[int]] = {}
+        for arg, source in isolated.sources.items():
+            if source.kind == "func":
+                array, src_box = computed[source.name]
+                if array.ndim == 0:
+                    args[arg] = array.item()
+                else:
+                    args[arg], mins[arg] = array, [lo for lo, _ in src_box]
+            elif source.kind == "image":
+                args[arg] = images[source.name]
+            else:
+                args[arg] = _scalar_value(f, source, scalars)
+        out = aligned_empty(tuple(n for _, n in reversed(box)), f.type().numpy())
+        known = {a.name for a in compiled.native.arguments}  # what the kernel does not read is no argument
+        start = time.perf_counter()
+        compiled.native(
+            {k: v for k, v in args.items() if k in known},
+            {OUTPUT_NAME: out},
+            mins={**{k: v for k, v in mins.items() if k in known}, OUTPUT_NAME: [lo for lo, _ in box]},
+        )
+        self.stats.seconds_running += time.perf_counter() - start
+        self.stats.runs += 1
+        self.stats.ran.append(f.name())
+        return out
+
+    def _kernel(self, f: pw.Func, notes: list[str], *, schedule: bool = True) -> tuple[Isolated, Any, str]:
+        """f isolated and its compiled kernel (this compositor's, the engine's caches, or a
+        fresh compile); an isolated schedule the engine refuses falls back to none."""
+        known = self._isolated.get(f, {}).get(schedule)
+        if known is None:
+            self.prepare([f], schedule=schedule)
+            known = self._isolated[f][schedule]
+        isolated, compiled, key, note = known
+        if note and note not in notes:
+            notes.append(note)
+        return isolated, compiled, key
+
+    def prepare(self, funcs: list[pw.Func], *, schedule: bool = True) -> None:
+        """Finds or compiles the kernels of funcs; those no cache has are compiled together,
+        on as many threads as there are cores (LLVM runs without the GIL)."""
+        missing: dict[str, list[tuple[pw.Func, Isolated]]] = {}
+        for f in funcs:
+            if schedule in self._isolated.get(f, {}):
+                self.stats.kernel_hits += 1
+                continue
+            isolated = self._isolation(f)[0] if schedule else isolate(f, schedule=False)
+            key = isolated.pipeline.structural_key()
+            compiled = self._kernels.get(key)
+            if compiled is not None:
+                self._kernels.move_to_end(key)
+                self.stats.kernel_hits += 1
+                self._isolated.setdefault(f, {})[schedule] = (isolated, compiled, key, "")
+            else:
+                missing.setdefault(key, []).append((f, isolated))
+        if not missing:
+            return
+        jobs = [group[0] for group in missing.values()]
+        workers = min(len(jobs), os.cpu_count() or 1)
+        if workers > 1:
+            with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="pixelweave-kernel") as pool:
+                results = list(pool.map(lambda job: _compile(*job), jobs))
+        else:
+            results = [_compile(*job) for job in jobs]
+        for group, (isolated, compiled, key, note, seconds) in zip(missing.values(), results, strict=True):
+            if compiled.from_structure_cache:
+                self.stats.kernel_hits += 1
+            else:
+                self.stats.compiles += 1
+                self.stats.seconds_compiling += seconds
+            self._kernels[key] = compiled
+            for f, own in group:
+                # Funcs that share the key share the kernel; each keeps its own inputs.
+                self._isolated.setdefault(f, {})[schedule] = (
+                    own if own.scheduled == isolated.scheduled else isolate(f, schedule=isolated.scheduled),
+                    compiled,
+                    key,
+                    note,
+                )
+        while len(self._kernels) > KERNELS_KEPT:
+            self._kernels.popitem(last=False)  # the engine's caches still have its code
+
+
+def _scalar_value(f: pw.Func, source: Source, scalars: dict[str, Any]) -> Any:
+    """The run-time value of an image size or a Param: the document's, else the Param's own."""
+    if source.name in scalars:
+        return scalars[source.name]
+    value = source.param.get() if source.param is not None else None
+    if value is None:
+        raise NodeError(f"`{f.name()}` reads parameter `{source.name}`, which has no value", f.name().split(".", 1)[0])
+    return value
+
+
+def _compile(f: pw.Func, isolated: Isolated) -> tuple[Isolated, Any, str, str, float]:
+    """The kernel of an isolated Func (unscheduled when the engine refuses its schedule):
+    (isolated, compiled, key, note, seconds)."""
+    start = time.perf_counter()
+    key = isolated.pipeline.structural_key()
+    note = ""
+    try:
+        compiled = isolated.pipeline.compile("host", level=KERNEL_LEVEL)
+    except pw.ScheduleError as e:
+        note = f"`{f.name()}`: its schedule is not used in the preview ({e})"
+        isolated = isolate(f, schedule=False)
+        key = isolated.pipeline.structural_key()
+        compiled = isolated.pipeline.compile("host", level=KERNEL_LEVEL)
+    return isolated, compiled, key, note, time.perf_counter() - start
