@@ -254,8 +254,9 @@ class Convolution(NodeType):
 
     @classmethod
     def runtime_structure(cls, values: dict[str, Any]) -> Any:
-        # integer images are filtered with weights rounded to 2^-bits, bits set by this magnitude
-        return math.ceil(math.log2(max(_kernel_gain(values["kernel"], values["normalize"]) + 1, 1.0)))
+        # integer images are filtered with weights rounded to 2^-bits, bits set by the weights'
+        # magnitude: these are the bits for u16 (when they stay, u8's stay too)
+        return _fraction_bits(pw.UInt(16), gain=_kernel_gain(values["kernel"], values["normalize"]) + 1)
 
     def build(
         self, ctx: BuildContext, image: Value, kernel: tuple[tuple[Any, ...], ...], normalize: bool, boundary: str
