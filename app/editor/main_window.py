@@ -641,7 +641,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.current = None
         self.inspection = Inspection()
         self._reported.clear()
-        self.timing.clear()  # nothing measured yet for this document
+        self._preview_text = self._fused_text = ""  # nothing measured yet for this document
+        self.timing.clear()
         self.preview.set_note("")
         self.benchmark.clear_results()
         self.session.load(doc, dirty=dirty)
