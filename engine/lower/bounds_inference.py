@@ -16,6 +16,7 @@ from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.coerce import cast, to_expr
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.lower.context import FuncInfo, LoweringContext
+from pixelweave.engine.lower.hoist_region_lets import hoist_root_lets, note_root_lets
 from pixelweave.engine.lower.inline import plain
 from pixelweave.engine.lower.intervals import SymInterval, interval_of
 from pixelweave.engine.lower.loop_synthesis import region_max, region_min, stage_prefix
@@ -38,8 +39,9 @@ def buffer_extent(name: str, i: int) -> E.Variable:
 
 
 def bounds_inference(ctx: LoweringContext, stmt: Stmt) -> Stmt:
+    root_lets: set[str] = set()
     for info in reversed(ctx.funcs):
-        stmt = _define_regions(info, stmt)
+        stmt = _define_regions(info, stmt, root_lets)
     return stmt
 
 
@@ -53,9 +55,10 @@ def _find_compute_site(stmt: Stmt, name: str) -> Stmt | None:
     return None
 
 
-def _define_regions(info: FuncInfo, stmt: Stmt) -> Stmt:
+def _define_regions(info: FuncInfo, stmt: Stmt, root_lets: set[str]) -> Stmt:
     n = len(info.pure_vars)
     name = info.name
+    hoisted: list[tuple[str, E.Expr]] = []
     if info.is_output:
         required: Box = [
             SymInterval(buffer_min(name, i), simplify(buffer_min(name, i) + buffer_extent(name, i) - 1))
@@ -63,6 +66,8 @@ def _define_regions(info: FuncInfo, stmt: Stmt) -> Stmt:
         ]
     else:
         consume = _find_compute_site(stmt, name)
+        if consume is not None:
+            stmt, consume, hoisted = hoist_root_lets(stmt, consume, root_lets)
         box = box_touched(consume, name) if consume is not None else None
         if box is None:
             # Nothing reads it (e.g. only an empty reduction domain would): compute one point.
@@ -79,8 +84,9 @@ def _define_regions(info: FuncInfo, stmt: Stmt) -> Stmt:
                 "boundary condition, or give the Func a bound()"
             )
     lets = _stage_lets(info, required)
+    note_root_lets(lets, root_lets)
     asserts = _explicit_bound_asserts(info, consumer_box, required)
-    return _WrapComputeSite(name, lets, asserts).mutate(stmt)
+    return _WrapComputeSite(name, hoisted + lets, asserts).mutate(stmt)
 
 
 def _apply_explicit_bounds(info: FuncInfo, required: Box) -> Box:
