@@ -96,10 +96,10 @@ class Pipeline:
 
     def loop_nest(self, target: str = "host") -> str:
         """The loop structure the schedules produce (what the schedule inspector shows)."""
-        from pixelweave.engine.lower import lower
+        from pixelweave.engine.lower import lower_loop_nest
         from pixelweave.engine.stmt_printer import loop_nest_to_string
 
-        return loop_nest_to_string(lower(self, target).loop_nest)
+        return loop_nest_to_string(lower_loop_nest(self, target))
 
     def lowered_stmt(self, target: str = "host") -> str:
         """The full lowered statement: allocations, lets, asserts, loads and stores."""

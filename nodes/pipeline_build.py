@@ -179,8 +179,10 @@ def _lowering_problems(graph: BuiltGraph) -> list[Problem]:
     """What the engine says when it lowers the scheduled pipeline (schedules it refuses)."""
     if not graph.output_ids:
         return []
+    from pixelweave.engine.lower import lower
+
     try:
-        graph.pipeline().loop_nest()
+        lower(graph.pipeline())  # every pass: unroll and vectorize refuse schedules too
     except pw.PixelweaveError as e:
         return [engine_problem(graph, e)]
     return []
