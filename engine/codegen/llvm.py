@@ -261,7 +261,7 @@ class _CodeGen(ExprCodeGen):
         self._profile_stack: list[int] = []  # indices of the Funcs whose production encloses
         self.uses_parallel_runtime = False
         self.scratch_slots: list[str] = []
-        self._memo: dict[int, tuple[E.Expr, Value]] | None = None
+        self._memo: dict[tuple, Value] | None = None
         self.fn: _Function
         self.prefix = lowered.name
         self.global_context = f"@{self.prefix}.context"

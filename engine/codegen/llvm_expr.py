@@ -79,7 +79,7 @@ class ExprCodeGen:
 
     fn: _Function
     module: ModuleBuilder
-    _memo: dict[int, tuple[E.Expr, Value]] | None
+    _memo: dict[tuple, Value] | None
 
     def _init_expressions(self) -> None:
         """The handler of each expression node type (exact types: no isinstance chains)."""
@@ -153,24 +153,27 @@ class ExprCodeGen:
 
     # ====================================================================== expressions
     def _expr(self, e: E.Expr, hint: str = "t") -> Value:
-        """The value of e. Expression code is straight-line (no branches), so a node met
-        twice within one top-level expression reuses its first value (shared subtrees
-        are common in vectorized code, and the "fast" level runs no CSE pass)."""
+        """The value of e. Expression code is straight-line (no branches), so a subtree met
+        twice within one top-level expression, the same node or an equal one, reuses its
+        first value: inferred bounds repeat subtrees a lot, and emitting them as trees
+        multiplied the IR LLVM had to clean up (the "fast" level runs no CSE pass)."""
         top = self._memo is None
         if top:
             self._memo = {}
         try:
             memo = self._memo
-            hit = memo.get(id(e))
-            if hit is not None and hit[0] is e:
-                return hit[1]
+            key = e.key() if e.children() else None
+            hit = memo.get(key) if key is not None else None
+            if hit is not None:
+                return hit
             handler = self._expr_dispatch.get(type(e))
             if handler is None:
                 raise CompileError(
                     f"the LLVM backend cannot compile a {type(e).__name__} expression (lowering left it)"
                 )
             value = handler(e)
-            self._memo[id(e)] = (e, value)
+            if key is not None:
+                self._memo[key] = value
             return value
         finally:
             if top:
