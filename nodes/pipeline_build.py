@@ -179,10 +179,8 @@ def _lowering_problems(graph: BuiltGraph) -> list[Problem]:
     """What the engine says when it lowers the scheduled pipeline (schedules it refuses)."""
     if not graph.output_ids:
         return []
-    from pixelweave.engine.lower import lower
-
     try:
-        lower(graph.pipeline())  # every pass: unroll and vectorize refuse schedules too
+        graph.pipeline().check_schedules()  # every pass; its loop nest is then remembered
     except pw.PixelweaveError as e:
         return [engine_problem(graph, e)]
     return []
