@@ -143,3 +143,200 @@ def build_bilateral_grid(m: Any, vec: int = 8, s_sigma: int = 8) -> tuple[Any, d
     blury.compute_at(output, y).reorder(c, x, y, z).reorder_storage(c, z, x, y).vectorize(x, vec).unroll(c)
     output.compute_root().parallel(y, 8).vectorize(x, vec)
     return output, {"input": inp, "r_sigma": r_sigma}
+
+
+def _downsample(m: Any, f: Any, x: Any, y: Any, name: str, extra: tuple = ()) -> Any:
+    """Halide's local_laplacian downsample: [1 3 3 1] / 8 in x, then in y."""
+    dx, dy = m.Func(f"{name}_dx"), m.Func(name)
+    dx[(x, y, *extra)] = (
+        f[(2 * x - 1, y, *extra)]
+        + 3.0 * (f[(2 * x, y, *extra)] + f[(2 * x + 1, y, *extra)])
+        + f[(2 * x + 2, y, *extra)]
+    ) / 8.0
+    dy[(x, y, *extra)] = (
+        dx[(x, 2 * y - 1, *extra)]
+        + 3.0 * (dx[(x, 2 * y, *extra)] + dx[(x, 2 * y + 1, *extra)])
+        + dx[(x, 2 * y + 2, *extra)]
+    ) / 8.0
+    return dy
+
+
+def _upsample(m: Any, f: Any, x: Any, y: Any, name: str, extra: tuple = ()) -> Any:
+    """Halide's local_laplacian upsample: linear interpolation by 2 in x, then in y."""
+    ux, uy = m.Func(f"{name}_ux"), m.Func(name)
+    ux[(x, y, *extra)] = 0.25 * f[((x // 2) - 1 + 2 * (x % 2), y, *extra)] + 0.75 * f[(x // 2, y, *extra)]
+    uy[(x, y, *extra)] = 0.25 * ux[(x, (y // 2) - 1 + 2 * (y % 2), *extra)] + 0.75 * ux[(x, y // 2, *extra)]
+    return uy
+
+
+def build_local_laplacian(m: Any, vec: int = 8, levels: int = 8, pyramid_levels: int = 8) -> tuple[Any, dict]:
+    """apps/local_laplacian: local contrast enhancement of a planar RGB u16 image with
+    Gaussian and Laplacian pyramids (8 intensity levels, 8 pyramid levels)."""
+    x, y, c, k = m.Var("x"), m.Var("y"), m.Var("c"), m.Var("k")
+    inp = m.ImageParam(m.UInt(16), 3, "input")
+    alpha = m.Param(m.Float(32), "alpha", 1.0)
+    beta = m.Param(m.Float(32), "beta", 1.0)
+    n = pyramid_levels
+    remap = m.Func("remap")
+    fx = m.cast(m.Float(32), x) / 256.0
+    remap[x] = alpha * fx * m.exp(-fx * fx / 2.0)
+    clamped = m.BoundaryConditions.repeat_edge(inp)
+    floating = m.Func("floating")
+    floating[x, y, c] = m.cast(m.Float(32), clamped[x, y, c]) / 65535.0
+    gray = m.Func("gray")
+    gray[x, y] = 0.299 * floating[x, y, 0] + 0.587 * floating[x, y, 1] + 0.114 * floating[x, y, 2]
+    g_pyr, l_pyr, in_g_pyr, out_l_pyr, out_g_pyr = [], [], [], [], []
+    level = k * (1.0 / (levels - 1))
+    idx = m.clamp(m.cast(m.Int(32), gray[x, y] * float(levels - 1) * 256.0), 0, (levels - 1) * 256)
+    g0 = m.Func("gPyramid0")
+    g0[x, y, k] = beta * (gray[x, y] - level) + level + remap[idx - 256 * k]
+    g_pyr.append(g0)
+    for j in range(1, n):
+        g_pyr.append(_downsample(m, g_pyr[j - 1], x, y, f"gPyramid{j}", (k,)))
+    l_pyr = [None] * n
+    l_pyr[n - 1] = g_pyr[n - 1]
+    for j in range(n - 2, -1, -1):
+        up = _upsample(m, g_pyr[j + 1], x, y, f"gUp{j}", (k,))
+        lp = m.Func(f"lPyramid{j}")
+        lp[x, y, k] = g_pyr[j][x, y, k] - up[x, y, k]
+        l_pyr[j] = lp
+    in_g_pyr.append(gray)
+    for j in range(1, n):
+        in_g_pyr.append(_downsample(m, in_g_pyr[j - 1], x, y, f"inGPyramid{j}"))
+    for j in range(n):
+        lv = in_g_pyr[j][x, y] * float(levels - 1)
+        li = m.clamp(m.cast(m.Int(32), lv), 0, levels - 2)
+        lf = lv - m.cast(m.Float(32), li)
+        ol = m.Func(f"outLPyramid{j}")
+        ol[x, y] = (1.0 - lf) * l_pyr[j][x, y, li] + lf * l_pyr[j][x, y, li + 1]
+        out_l_pyr.append(ol)
+    out_g_pyr = [None] * n
+    out_g_pyr[n - 1] = out_l_pyr[n - 1]
+    for j in range(n - 2, -1, -1):
+        up = _upsample(m, out_g_pyr[j + 1], x, y, f"outUp{j}")
+        og = m.Func(f"outGPyramid{j}")
+        og[x, y] = up[x, y] + out_l_pyr[j][x, y]
+        out_g_pyr[j] = og
+    color = m.Func("color")
+    eps = 0.01
+    color[x, y, c] = out_g_pyr[0][x, y] * (floating[x, y, c] + eps) / (gray[x, y] + eps)
+    output = m.Func("local_laplacian")
+    output[x, y, c] = m.cast(m.UInt(16), m.clamp(color[x, y, c], 0.0, 1.0) * 65535.0)
+    # Halide's CPU schedule (apps/local_laplacian, non-autoscheduled).
+    remap.compute_root()
+    output.reorder(c, x, y).split(y, y, m.Var("yi"), 32).parallel(y).vectorize(x, vec)
+    gray.compute_root().parallel(y, 32).vectorize(x, vec)
+    for j in range(4):
+        if j > 0:
+            in_g_pyr[j].compute_root().parallel(y, 32).vectorize(x, vec)
+        g_pyr[j].compute_root().reorder_storage(x, k, y).reorder(k, y).parallel(y, 8).vectorize(x, vec)
+        out_g_pyr[j].compute_root().parallel(y, 32).vectorize(x, vec)
+    for j in range(4, n):
+        in_g_pyr[j].compute_root()
+        g_pyr[j].compute_root().parallel(k)
+        out_g_pyr[j].compute_root()
+    return output, {"input": inp, "alpha": alpha, "beta": beta}
+
+
+def build_camera_pipe(m: Any, vec: int = 16, strip: int = 32) -> tuple[Any, dict]:
+    """apps/camera_pipe: raw Bayer u16 -> RGB u8 (hot pixel suppression, deinterleave,
+    edge-aware demosaic, colour correction, tone curve, sharpening); output cropped by
+    the 32x24 border the algorithm needs. Halide's colour matrix and curve are computed
+    from colour temperature, gamma and contrast; here they are fixed (the same for both)."""
+    x, y, c = m.Var("x"), m.Var("y"), m.Var("c")
+    yo, yi = m.Var("yo"), m.Var("yi")
+    inp = m.ImageParam(m.UInt(16), 2, "input")
+    i16 = m.Int(16)
+
+    def avg(a: Any, b: Any) -> Any:
+        return m.cast(i16, (m.cast(m.Int(32), a) + m.cast(m.Int(32), b) + 1) // 2)
+
+    shifted = m.Func("shifted")
+    shifted[x, y] = m.cast(i16, inp[x + 16, y + 12])
+    denoised = m.Func("denoised")
+    a = m.max(m.max(shifted[x - 2, y], shifted[x + 2, y]), m.max(shifted[x, y - 2], shifted[x, y + 2]))
+    denoised[x, y] = m.clamp(shifted[x, y], m.cast(i16, 0), a)
+    deinterleaved = m.Func("deinterleaved")
+    deinterleaved[x, y, c] = m.select(
+        c == 0, denoised[2 * x, 2 * y],
+        m.select(c == 1, denoised[2 * x + 1, 2 * y],
+                 m.select(c == 2, denoised[2 * x, 2 * y + 1], denoised[2 * x + 1, 2 * y + 1])),
+    )  # fmt: skip
+    g_gr, r_r, b_b, g_gb = (m.Func(n) for n in ("g_gr", "r_r", "b_b", "g_gb"))
+    for k, f in enumerate((g_gr, r_r, b_b, g_gb)):
+        f[x, y] = deinterleaved[x, y, k]
+    g_r, g_b = m.Func("g_r"), m.Func("g_b")
+    gv_r, gvd_r = avg(g_gb[x, y - 1], g_gb[x, y]), m.absd(g_gb[x, y - 1], g_gb[x, y])
+    gh_r, ghd_r = avg(g_gr[x + 1, y], g_gr[x, y]), m.absd(g_gr[x + 1, y], g_gr[x, y])
+    g_r[x, y] = m.select(ghd_r < gvd_r, gh_r, gv_r)
+    gv_b, gvd_b = avg(g_gr[x, y + 1], g_gr[x, y]), m.absd(g_gr[x, y + 1], g_gr[x, y])
+    gh_b, ghd_b = avg(g_gb[x - 1, y], g_gb[x, y]), m.absd(g_gb[x - 1, y], g_gb[x, y])
+    g_b[x, y] = m.select(ghd_b < gvd_b, gh_b, gv_b)
+    r_gr, b_gr, r_gb, b_gb, r_b, b_r = (m.Func(n) for n in ("r_gr", "b_gr", "r_gb", "b_gb", "r_b", "b_r"))
+    r_gr[x, y] = g_gr[x, y] - avg(g_r[x, y], g_r[x - 1, y]) + avg(r_r[x, y], r_r[x - 1, y])
+    b_gr[x, y] = g_gr[x, y] - avg(g_b[x, y], g_b[x, y - 1]) + avg(b_b[x, y], b_b[x, y - 1])
+    r_gb[x, y] = g_gb[x, y] - avg(g_r[x, y], g_r[x, y + 1]) + avg(r_r[x, y], r_r[x, y + 1])
+    b_gb[x, y] = g_gb[x, y] - avg(g_b[x, y], g_b[x + 1, y]) + avg(b_b[x, y], b_b[x + 1, y])
+    rp_b = g_b[x, y] - avg(g_r[x, y], g_r[x - 1, y + 1]) + avg(r_r[x, y], r_r[x - 1, y + 1])
+    rn_b = g_b[x, y] - avg(g_r[x - 1, y], g_r[x, y + 1]) + avg(r_r[x - 1, y], r_r[x, y + 1])
+    r_b[x, y] = m.select(
+        m.absd(r_r[x, y], r_r[x - 1, y + 1]) < m.absd(r_r[x - 1, y], r_r[x, y + 1]), rp_b, rn_b
+    )  # fmt: skip
+    bp_r = g_r[x, y] - avg(g_b[x, y], g_b[x + 1, y - 1]) + avg(b_b[x, y], b_b[x + 1, y - 1])
+    bn_r = g_r[x, y] - avg(g_b[x + 1, y], g_b[x, y - 1]) + avg(b_b[x + 1, y], b_b[x, y - 1])
+    b_r[x, y] = m.select(
+        m.absd(b_b[x, y], b_b[x + 1, y - 1]) < m.absd(b_b[x + 1, y], b_b[x, y - 1]), bp_r, bn_r
+    )  # fmt: skip
+
+    def interleave(f00: Any, f10: Any, f01: Any, f11: Any) -> Any:
+        hx, hy = x // 2, y // 2
+        top = m.select(x % 2 == 0, f00[hx, hy], f10[hx, hy])
+        bottom = m.select(x % 2 == 0, f01[hx, hy], f11[hx, hy])
+        return m.select(y % 2 == 0, top, bottom)
+
+    demosaiced = m.Func("demosaiced")
+    demosaiced[x, y, c] = m.select(
+        c == 0, interleave(r_gr, r_r, r_b, r_gb),
+        m.select(c == 1, interleave(g_gr, g_r, g_b, g_gb), interleave(b_gr, b_r, b_b, b_gb)),
+    )  # fmt: skip
+    matrix = [
+        [1.6697, -0.2693, -0.4004, -42.4346],
+        [-0.3576, 1.0615, 1.5949, -50.2480],
+        [-0.2175, -1.8751, 6.9640, -13.2319],
+    ]
+    mi = [[round(256 * v) for v in row] for row in matrix]
+    ir, ig, ib = (m.cast(m.Int(32), demosaiced[x, y, k]) for k in range(3))
+    rows = [mi[k][3] * 256 + mi[k][0] * ir + mi[k][1] * ig + mi[k][2] * ib for k in range(3)]
+    corrected = m.Func("corrected")
+    corrected[x, y, c] = m.cast(i16, m.select(c == 0, rows[0], m.select(c == 1, rows[1], rows[2])) // 256)
+    curve = m.Func("curve")
+    gamma, contrast, min_raw, max_raw = 2.0, 50.0, 25, 1023
+    xf = m.clamp(m.cast(m.Float(32), x - min_raw) / float(max_raw - min_raw), 0.0, 1.0)
+    g = m.pow(xf, 1.0 / gamma)
+    b = 2.0 - 2.0 ** (contrast / 100.0)
+    a2 = 2.0 - 2.0 * b
+    z = m.select(g > 0.5, 1.0 - (a2 * (1.0 - g) * (1.0 - g) + b * (1.0 - g)), a2 * g * g + b * g)
+    val = m.cast(m.UInt(8), m.clamp(z * 255.0 + 0.5, 0.0, 255.0))
+    curve[x] = m.select(x <= min_raw, m.cast(m.UInt(8), 0), m.select(x > max_raw, m.cast(m.UInt(8), 255), val))
+    curved = m.Func("curved")
+    curved[x, y, c] = curve[m.cast(m.Int(32), m.clamp(corrected[x, y, c], m.cast(i16, 0), m.cast(i16, 1023)))]
+    unsharp_y, unsharp = m.Func("unsharp_y"), m.Func("unsharp")
+    u16 = m.UInt(16)
+    unsharp_y[x, y, c] = (
+        m.cast(u16, curved[x, y - 1, c]) + 2 * m.cast(u16, curved[x, y, c]) + m.cast(u16, curved[x, y + 1, c])
+    ) // 4
+    unsharp[x, y, c] = (unsharp_y[x - 1, y, c] + 2 * unsharp_y[x, y, c] + unsharp_y[x + 1, y, c]) // 4
+    mask = m.cast(i16, curved[x, y, c]) - m.cast(i16, unsharp[x, y, c])
+    sharpened = m.cast(m.Int(32), curved[x, y, c]) + (m.cast(m.Int(32), mask) * 32) // 32
+    processed = m.Func("camera_pipe")
+    processed[x, y, c] = m.cast(m.UInt(8), m.clamp(sharpened, 0, 255))
+    # Halide's CPU schedule, in strips of rows (minus storage folding and prefetches).
+    curve.compute_root()
+    processed.bound(c, 0, 3).reorder(c, x, y).split(y, yo, yi, strip).parallel(yo).vectorize(x, vec)
+    denoised.compute_at(processed, yi).store_at(processed, yo).vectorize(x, vec)
+    deinterleaved.compute_at(processed, yi).store_at(processed, yo).reorder(c, x, y).vectorize(x, vec).unroll(c)
+    curved.compute_at(processed, yi).store_at(processed, yo).reorder(c, x, y).vectorize(x, vec).unroll(c)
+    corrected.compute_at(curved, x).reorder(c, x, y).unroll(c)
+    demosaiced.compute_at(processed, yi).store_at(processed, yo).reorder(c, x, y).vectorize(x, vec).unroll(c)
+    unsharp_y.compute_at(processed, yi).store_at(processed, yo).reorder(c, x, y).vectorize(x, vec).unroll(c)
+    return processed, {"input": inp}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,9 @@ from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.func import Definition, Func
 from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.visit import walk
+
+LOOP_NEST_ENTRIES = 16
+_loop_nests: OrderedDict[tuple, tuple[tuple, str]] = OrderedDict()
 
 
 def definition_exprs(d: Definition) -> list[E.Expr]:
@@ -95,11 +99,39 @@ class Pipeline:
             seen[name] = obj
 
     def loop_nest(self, target: str = "host") -> str:
-        """The loop structure the schedules produce (what the schedule inspector shows)."""
+        """The loop structure the schedules produce (what the schedule inspector shows).
+        Remembered per schedule: a pipeline over the same Funcs with the same schedules
+        (an editor asks again after each unrelated change) is not lowered again."""
+        from pixelweave.engine.lower import lower_loop_nest
+        from pixelweave.engine.stmt_printer import loop_nest_to_string
+
+        key = self._loop_nest_key(target)
+        hit = _loop_nests.get(key)
+        if hit is not None:
+            _loop_nests.move_to_end(key)
+            return hit[1]
+        text = loop_nest_to_string(lower_loop_nest(self, target))
+        self._remember_loop_nest(self._loop_nest_key(target), text)  # lowering fills in default schedules
+        return text
+
+    def check_schedules(self, target: str = "host") -> None:
+        """Lower through every pass, raising what any of them refuses (unroll and vectorize
+        included), and remember the loop nest for `loop_nest()`."""
         from pixelweave.engine.lower import lower
         from pixelweave.engine.stmt_printer import loop_nest_to_string
 
-        return loop_nest_to_string(lower(self, target).loop_nest)
+        text = loop_nest_to_string(lower(self, target).loop_nest)
+        self._remember_loop_nest(self._loop_nest_key(target), text)
+
+    def _loop_nest_key(self, target: str) -> tuple:
+        return (target, tuple(id(f) for f in self.outputs), self._schedule_signature())
+
+    def _remember_loop_nest(self, key: tuple, text: str) -> None:
+        # The Funcs are kept with the text, so the ids in the key cannot be reused meanwhile.
+        _loop_nests[key] = ((*self.funcs, *self.outputs), text)
+        _loop_nests.move_to_end(key)
+        while len(_loop_nests) > LOOP_NEST_ENTRIES:
+            _loop_nests.popitem(last=False)
 
     def lowered_stmt(self, target: str = "host") -> str:
         """The full lowered statement: allocations, lets, asserts, loads and stores."""

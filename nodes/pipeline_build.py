@@ -250,7 +250,7 @@ def _lowering_problems(graph: BuiltGraph) -> list[Problem]:
     if not graph.output_ids:
         return []
     try:
-        graph.pipeline().loop_nest()
+        graph.pipeline().check_schedules()  # every pass; its loop nest is then remembered
     except pw.PixelweaveError as e:
         return [engine_problem(graph, e)]
     return []

@@ -246,6 +246,17 @@ class _Function:
     buffers: dict[str, BufferRef] = field(default_factory=dict)
     live_heap: list[_HeapEntry] = field(default_factory=list)
     timespec: Value | None = None
+    unwind: _Unwind | None = None
+
+
+@dataclass
+class _Unwind:
+    """A function's shared failure exits: the error code slot, and the release block of
+    each heap allocation (by the entry's identity)."""
+
+    code: Value
+    labels: dict[int, tuple[_HeapEntry, str]]
+    pending: list[int] = field(default_factory=list)  # live_heap indices whose blocks are due
 
 
 class _CodeGen(ExprCodeGen):
@@ -261,7 +272,7 @@ class _CodeGen(ExprCodeGen):
         self._profile_stack: list[int] = []  # indices of the Funcs whose production encloses
         self.uses_parallel_runtime = False
         self.scratch_slots: list[str] = []
-        self._memo: dict[int, tuple[E.Expr, Value]] | None = None
+        self._memo: dict[tuple, Value] | None = None
         self.fn: _Function
         self.prefix = lowered.name
         self.global_context = f"@{self.prefix}.context"
@@ -526,12 +537,46 @@ class _CodeGen(ExprCodeGen):
             )
             b.br(done)
             b.start_block(done)
-        self._free_live_heap()
-        b.ret(int_const(32, int(code)) if isinstance(code, ErrorCode) else code)
+        result = int_const(32, int(code)) if isinstance(code, ErrorCode) else code
+        if not self.fn.live_heap:
+            b.ret(result)
+            return
+        # Every failure point with the same live storage shares one chain of release blocks
+        # (one per allocation) instead of repeating the releases: error paths were most of
+        # the code of pipelines with many allocations (and of LLVM's work on it).
+        unwind = self.fn.unwind
+        if unwind is None:
+            unwind = self.fn.unwind = _Unwind(b.alloca_in_entry("i32", 4, "error_code"), {})
+        b.store(result, unwind.code, 4)
+        b.br(self._unwind_label(len(self.fn.live_heap) - 1))
+        self._emit_pending_unwind()
 
-    def _free_live_heap(self) -> None:
-        for entry in reversed(self.fn.live_heap):
-            self._release_heap(entry)
+    def _unwind_label(self, index: int) -> str:
+        """The block that releases live_heap[index] and those below it, then returns the
+        stored error code; blocks not made yet are made after the caller's branch (every
+        allocation below index is live at that point, so its pointer dominates them)."""
+        unwind, entries, b = self.fn.unwind, self.fn.live_heap, self.b
+        hit = unwind.labels.get(id(entries[index]))
+        if hit is not None:
+            return hit[1]
+        low = index
+        while low > 0 and id(entries[low - 1]) not in unwind.labels:
+            low -= 1
+        for i in range(low, index + 1):  # the entry is kept so that its id is never reused
+            unwind.labels[id(entries[i])] = (entries[i], b.new_label("unwind"))
+        unwind.pending = list(range(index, low - 1, -1))
+        return unwind.labels[id(entries[index])][1]
+
+    def _emit_pending_unwind(self) -> None:
+        unwind, entries, b = self.fn.unwind, self.fn.live_heap, self.b
+        for i in unwind.pending:
+            b.start_block(unwind.labels[id(entries[i])][1])
+            self._release_heap(entries[i])
+            if i == 0:
+                b.ret(b.load("i32", unwind.code, 4, "error_code"))
+            else:
+                b.br(unwind.labels[id(entries[i - 1])][1])
+        unwind.pending = []
 
     def _release_heap(self, entry: _HeapEntry) -> None:
         b = self.b

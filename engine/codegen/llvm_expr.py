@@ -3,7 +3,7 @@
 `ExprCodeGen` turns expression trees into instructions of the current function: scalar
 and vector arithmetic (through llvm_semantics for the total operations), Ramp and
 Broadcast, and loads and stores: dense vector accesses for stride-1 ramps, one dense load
-plus a shuffle for small constant strides, per-lane gathers and scatters otherwise. Bools
+plus a shuffle for small constant strides, LLVM gathers and scatters otherwise. Bools
 are i1 in registers and bytes in memory.
 """
 
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pixelweave.engine.codegen.llvm_gather import gather, scatter
 from pixelweave.engine.codegen.llvm_ir import (
     FunctionBuilder,
     ModuleBuilder,
@@ -78,7 +79,7 @@ class ExprCodeGen:
 
     fn: _Function
     module: ModuleBuilder
-    _memo: dict[int, tuple[E.Expr, Value]] | None
+    _memo: dict[tuple, Value] | None
 
     def _init_expressions(self) -> None:
         """The handler of each expression node type (exact types: no isinstance chains)."""
@@ -144,51 +145,35 @@ class ExprCodeGen:
             p = b.gep(elem, ref.pointer, self._index64(base), f"{s.buffer}.addr")
             b.store(value, p, align)
             return
-        for lane, lane_index in enumerate(self._lane_indices(idx, t.lanes)):
-            p = b.gep(elem, ref.pointer, self._index64(lane_index), f"{s.buffer}.addr")
-            v = b.assign(elem, f"extractelement {value}, i32 {lane}", "lane")
-            b.store(v, p, align)
+        scatter(b, self.module, value, elem, ref.pointer, self._index64(self._expr(idx, hint="index")), align)
 
     def _index64(self, index: Value) -> Value:
         ty = "i64" if not index.ty.startswith("<") else index.ty.replace("i32", "i64")
         return self.b.convert("sext", index, ty, "idx")
 
-    def _lane_indices(self, idx: E.Expr, lanes: int) -> list[Value]:
-        """Scalar i32 indices of each lane of a vector index (for gathers and scatters)."""
-        b = self.b
-        if isinstance(idx, Ramp):
-            base = self._expr(idx.base, hint="index")
-            stride = self._expr(idx.stride, hint="stride")
-            out = [base]
-            for k in range(1, lanes):
-                out.append(b.binop("add", base, b.binop("mul", stride, int_const(32, k)), "lane_index"))
-            return out
-        if isinstance(idx, Broadcast):
-            v = self._expr(idx.value, hint="index")
-            return [v] * lanes
-        vec = self._expr(idx, hint="index")
-        return [b.assign("i32", f"extractelement {vec}, i32 {k}", "lane_index") for k in range(lanes)]
-
     # ====================================================================== expressions
     def _expr(self, e: E.Expr, hint: str = "t") -> Value:
-        """The value of e. Expression code is straight-line (no branches), so a node met
-        twice within one top-level expression reuses its first value (shared subtrees
-        are common in vectorized code, and the "fast" level runs no CSE pass)."""
+        """The value of e. Expression code is straight-line (no branches), so a subtree met
+        twice within one top-level expression, the same node or an equal one, reuses its
+        first value: inferred bounds repeat subtrees a lot, and emitting them as trees
+        multiplied the IR LLVM had to clean up (the "fast" level runs no CSE pass)."""
         top = self._memo is None
         if top:
             self._memo = {}
         try:
             memo = self._memo
-            hit = memo.get(id(e))
-            if hit is not None and hit[0] is e:
-                return hit[1]
+            key = e.key() if e.children() else None
+            hit = memo.get(key) if key is not None else None
+            if hit is not None:
+                return hit
             handler = self._expr_dispatch.get(type(e))
             if handler is None:
                 raise CompileError(
                     f"the LLVM backend cannot compile a {type(e).__name__} expression (lowering left it)"
                 )
             value = handler(e)
-            self._memo[id(e)] = (e, value)
+            if key is not None:
+                self._memo[key] = value
             return value
         finally:
             if top:
@@ -331,15 +316,8 @@ class ExprCodeGen:
             return self._splat(scalar, t)
         if isinstance(idx, Ramp) and stride is not None and 1 <= abs(stride) <= 4:
             return self._strided_dense_load(ref, e.buffer, idx, stride, t)
-        lanes = []
-        for lane_index in self._lane_indices(idx, t.lanes):
-            p = b.gep(elem, ref.pointer, self._index64(lane_index), f"{e.buffer}.addr")
-            lanes.append(b.load(elem, p, align, e.buffer))
-        vec_ty = memory_type(t)
-        vec = Value(vec_ty, "poison")
-        for k, v in enumerate(lanes):
-            vec = b.assign(vec_ty, f"insertelement {vec}, {v}, i32 {k}", "gather")
-        return self._from_memory(vec, t)
+        index64 = self._index64(self._expr(idx, hint="index"))
+        return self._from_memory(gather(b, self.module, memory_type(t), elem, ref.pointer, index64, align), t)
 
     def _strided_dense_load(self, ref: BufferRef, buffer: str, idx: Ramp, stride: int, t: Type) -> Value:
         """Lanes base + k*stride for small |stride|: one dense load of exactly the span they

@@ -153,28 +153,30 @@ class FunctionBuilder:
         self.attributes = attributes
         self._counter = 0
         self._used_names: dict[str, int] = {}
+        # Values and block labels share the function's local names in LLVM: a value named
+        # like a label (a Param called `fail`) made the IR invalid.
+        self._taken = {"entry"}
         self.params = [Value(ty, self._fresh_name(hint)) for ty, hint in params]
         self._param_decls = [f"{ty} {v.ref}" for (ty, _), v in zip(params, self.params, strict=True)]
         self._entry_allocas: list[str] = []
         self._blocks: list[_Block] = [_Block("entry")]
-        self._labels = {"entry"}
 
     # -------------------------------------------------------------- naming
-    def _fresh_name(self, hint: str) -> str:
-        base = sanitize(hint or "t")
+    def _unique(self, base: str) -> str:
         n = self._used_names.get(base, 0)
+        name = base if n == 0 else f"{base}.{n}"
+        while name in self._taken:
+            n += 1
+            name = f"{base}.{n}"
         self._used_names[base] = n + 1
-        return f"%{base}" if n == 0 else f"%{base}.{n}"
+        self._taken.add(name)
+        return name
+
+    def _fresh_name(self, hint: str) -> str:
+        return "%" + self._unique(sanitize(hint or "t"))
 
     def new_label(self, hint: str) -> str:
-        base = sanitize(hint)
-        label = base
-        n = 0
-        while label in self._labels:
-            n += 1
-            label = f"{base}.{n}"
-        self._labels.add(label)
-        return label
+        return self._unique(sanitize(hint))
 
     # -------------------------------------------------------------- blocks
     @property

@@ -6,6 +6,7 @@ Every node carries its element type. Nodes compare structurally through `key()`;
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pixelweave.engine.errors import CompileError
@@ -90,6 +91,9 @@ class Const(Expr):
         self._init(_type=t, value=value)
 
     def _fields(self) -> tuple:
+        if isinstance(self.value, float) and self.value == 0.0:
+            # 0.0 == -0.0 in Python; the sign is part of the constant (1 / x tells them apart).
+            return (self.value, math.copysign(1.0, self.value))
         return (self.value,)
 
 

@@ -17,7 +17,30 @@ def const_to_string(c: E.Const) -> str:
     return f"({t}){c.value}"
 
 
-def expr_to_string(e: E.Expr) -> str:
+def expr_to_string(e: E.Expr, names: dict[tuple, str] | None = None) -> str:
+    """e as text; `names` maps subexpressions (by structural key) to the names that
+    stand for them (the statement printer's shared lets)."""
+    if names:
+        return _with_names(e, names)
+    return _to_string(e)
+
+
+def _with_names(e: E.Expr, names: dict[tuple, str]) -> str:
+    def go(node: E.Expr) -> str:
+        if node.children():
+            name = names.get(node.key())
+            if name is not None:
+                return name
+        return _format(node, go)
+
+    return go(e)
+
+
+def _to_string(e: E.Expr) -> str:
+    return _format(e, _to_string)
+
+
+def _format(e: E.Expr, expr_to_string) -> str:
     if isinstance(e, E.Const):
         return const_to_string(e)
     if isinstance(e, E.Variable):

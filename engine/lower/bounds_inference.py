@@ -16,6 +16,7 @@ from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.coerce import cast, to_expr
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.lower.context import FuncInfo, LoweringContext
+from pixelweave.engine.lower.hoist_region_lets import hoist_root_lets, note_root_lets
 from pixelweave.engine.lower.inline import plain
 from pixelweave.engine.lower.intervals import SymInterval, interval_of
 from pixelweave.engine.lower.loop_synthesis import region_max, region_min, stage_prefix
@@ -23,7 +24,7 @@ from pixelweave.engine.lower.region import Box, box_touched, simplify_box, union
 from pixelweave.engine.lower.simplify import constant_difference, simplify
 from pixelweave.engine.reference import dim_label
 from pixelweave.engine.stmt import AssertStmt, Block, LetStmt, ProducerConsumer, Stmt, make_block
-from pixelweave.engine.stmt_visit import StmtMutator
+from pixelweave.engine.stmt_visit import StmtMutator, walk_stmt
 
 I32 = Int(32)
 MAX_SPAN = 1 << 30  # a region this wide can only come from an unclamped data-dependent coordinate
@@ -38,27 +39,40 @@ def buffer_extent(name: str, i: int) -> E.Variable:
 
 
 def bounds_inference(ctx: LoweringContext, stmt: Stmt) -> Stmt:
+    root_lets: set[str] = set()  # region lets that depend only on parameters (hoist_region_lets)
     for info in reversed(ctx.funcs):
-        stmt = _define_regions(info, stmt)
+        stmt = _define_regions(info, stmt, root_lets)
     return stmt
 
 
-def _define_regions(info: FuncInfo, stmt: Stmt) -> Stmt:
+def _define_regions(info: FuncInfo, stmt: Stmt, root_lets: set[str]) -> Stmt:
     """Region lets at each compute site of the Func (several when it is computed once per
     stage of a consumer that uses it)."""
-    return _WrapComputeSite(info.name, lambda consume: _site_lets(info, consume)).mutate(stmt)
+    sites = sum(
+        1 for s in walk_stmt(stmt) if isinstance(s, ProducerConsumer) and s.is_producer and s.name == info.name
+    )
+    # Only a Func computed at one site may name its lets once for everything inside it: with
+    # several sites the same names hold a different region at each.
+    shared = root_lets if sites <= 1 else None
+    return _WrapComputeSite(info.name, lambda consume: _site_lets(info, consume, root_lets, shared)).mutate(stmt)
 
 
-def _site_lets(info: FuncInfo, consume: Stmt | None) -> tuple[list[tuple[str, E.Expr]], list[Stmt]]:
-    """The region lets and bound() assertions at one compute site, from the uses in `consume`."""
+def _site_lets(
+    info: FuncInfo, consume: Stmt | None, root_lets: set[str], shared: set[str] | None
+) -> tuple[list[tuple[str, E.Expr]], list[Stmt], Stmt | None]:
+    """The region lets and bound() assertions at one compute site, from the uses in `consume`,
+    and the consume block with its consumers' root lets taken out (they go in front)."""
     n = len(info.pure_vars)
     name = info.name
+    hoisted: list[tuple[str, E.Expr]] = []
     if info.is_output:
         required: Box = [
             SymInterval(buffer_min(name, i), simplify(buffer_min(name, i) + buffer_extent(name, i) - 1))
             for i in range(n)
         ]
     else:
+        if consume is not None:
+            _, consume, hoisted = hoist_root_lets(consume, consume, root_lets)
         box = box_touched(consume, name) if consume is not None else None
         if box is None:
             # Nothing reads it (e.g. only an empty reduction domain would): compute one point.
@@ -74,7 +88,10 @@ def _site_lets(info: FuncInfo, consume: Stmt | None) -> tuple[list[tuple[str, E.
                 "used to call it has no bounds (for example a value read from an image); clamp it, use a "
                 "boundary condition, or give the Func a bound()"
             )
-    return _stage_lets(info, required), _explicit_bound_asserts(info, consumer_box, required)
+    lets = _stage_lets(info, required)
+    if shared is not None:
+        note_root_lets(lets, shared)
+    return hoisted + lets, _explicit_bound_asserts(info, consumer_box, required), consume
 
 
 def _apply_explicit_bounds(info: FuncInfo, required: Box) -> Box:
@@ -152,7 +169,8 @@ def _stage_lets(info: FuncInfo, required: Box) -> list[tuple[str, E.Expr]]:
 
 class _WrapComputeSite(StmtMutator):
     """Put the region lets around each `produce f; consume f` (inside its realize, if any);
-    `site` gives the lets and assertions of a site from its consume block."""
+    `site` gives the lets and assertions of a site, and its consume block rewritten, from its
+    consume block."""
 
     def __init__(self, name: str, site) -> None:
         self.name = name
@@ -163,7 +181,9 @@ class _WrapComputeSite(StmtMutator):
         consume = next(
             (c for c in parts if isinstance(c, ProducerConsumer) and not c.is_producer and c.name == self.name), None
         )
-        lets, asserts = self.site(consume)
+        lets, asserts, new_consume = self.site(consume)
+        if new_consume is not consume:
+            s = make_block([new_consume if c is consume else c for c in parts])
         body = make_block([*asserts, s])
         for let_name, value in reversed(lets):
             body = LetStmt(let_name, value, body)

@@ -93,7 +93,9 @@ class _Flatten(StmtMutator):
         total = simplify(_substitute_lets(size, lets))
         constant = as_const_int(total)
         on_stack = constant is not None and constant * elem_bytes <= STACK_LIMIT_BYTES
-        result: Stmt = Allocate(name, s.type, total, on_stack, body)
+        # A size that is not constant names the extent lets bound just outside the
+        # allocation rather than repeating their (often long) values.
+        result: Stmt = Allocate(name, s.type, total if constant is not None else size, on_stack, body)
         for let_name, value in reversed(lets):
             result = LetStmt(let_name, value, result)
         return result

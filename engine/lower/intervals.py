@@ -67,11 +67,14 @@ def _bin(cls, a: E.Expr | None, b: E.Expr | None) -> E.Expr | None:
     return simplify(cls(a, b))
 
 
-def interval_of(e: E.Expr, scope) -> SymInterval:
+def interval_of(e: E.Expr, scope, memo: dict[int, SymInterval] | None = None) -> SymInterval:
     """The symbolic interval of e; variables absent from scope are fixed symbols.
 
-    scope is a dict or any mapping-like object with get(name, default) (region.Scope)."""
-    memo: dict[int, SymInterval] = {}
+    scope is a dict or any mapping-like object with get(name, default) (region.Scope).
+    Callers asking about several expressions in one scope may pass one `memo` (results
+    by node identity; the expressions must stay alive) so shared subtrees are done once."""
+    if memo is None:
+        memo = {}
 
     def go(node: E.Expr) -> SymInterval:
         hit = memo.get(id(node))

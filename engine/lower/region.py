@@ -125,9 +125,10 @@ def box_touched(
     result: list[Box | None] = [None]
 
     def exprs_box(e: E.Expr, sc: Scope) -> None:
+        memo: dict = {}  # the calls of one expression share subtrees (the same loop variables)
         for node in walk(e):
             if isinstance(node, E.Call) and node.call_kind != "intrinsic" and node.name == name:
-                result[0] = union_box(result[0], [interval_of(a, sc) for a in node.args])
+                result[0] = union_box(result[0], [interval_of(a, sc, memo) for a in node.args])
 
     def visit(s: Stmt, sc: Scope) -> None:
         if name not in names_used(s):

@@ -382,6 +382,15 @@ def _simplify_min_max(e: E.Expr) -> E.Expr:
         inner = _fold_binary(e, a.b, b)
         if inner is not None:
             return type(e)(a.a, inner)
+    # min(max(x, c), max(y, c)) -> max(min(x, y), c), and the same for every pairing of
+    # min and max: the union of clamped neighbours (x - 1, x, x + 1 of a boundary
+    # condition) then collapses to one clamp instead of growing threefold per stage.
+    shared = _shared_operand_distribution(e, a, b)
+    if shared is not None:
+        return shared
+    absorbed = _absorb_offset_operand(e, a, b) if e.type() == I32 else None
+    if absorbed is not None:
+        return absorbed
     # min(x, min(x, y)) -> min(x, y); min(x, max(x, y)) -> x
     for p, q in ((a, b), (b, a)):
         if isinstance(q, (E.Min, E.Max)) and (q.a.same_as(p) or q.b.same_as(p)):
@@ -389,6 +398,35 @@ def _simplify_min_max(e: E.Expr) -> E.Expr:
                 return q
             return p
     return e
+
+
+def _shared_operand_distribution(e: E.Expr, a: E.Expr, b: E.Expr) -> E.Expr | None:
+    """op(inner(x, c), inner(y, c)) -> inner(op(x, y), c) for op, inner in {min, max}:
+    both distribute over each other, so the shared operand c is taken once."""
+    if not (isinstance(a, (E.Min, E.Max)) and type(a) is type(b)):
+        return None
+    for x, c in ((a.a, a.b), (a.b, a.a)):
+        for y, c2 in ((b.a, b.b), (b.b, b.a)):
+            if c.same_as(c2):
+                merged = _simplify_min_max(type(e)(x, y))
+                return _simplify_min_max(type(a)(merged, c))
+    return None
+
+
+def _absorb_offset_operand(e: E.Expr, a: E.Expr, b: E.Expr) -> E.Expr | None:
+    """max(max(x, y), y + c) -> max(x, y + max(c, 0)), and the same for min: a box's union
+    over the taps of a stencil (y - 1, y, y + 1, ...) keeps one term per base, not one per tap."""
+    is_min = isinstance(e, E.Min)
+    for inner, other in ((a, b), (b, a)):
+        if type(inner) is not type(e):
+            continue
+        for keep, candidate in ((inner.a, inner.b), (inner.b, inner.a)):
+            d = constant_difference(candidate, other)
+            if d is None:
+                continue
+            winner = candidate if (d <= 0 if is_min else d >= 0) else other
+            return _simplify_min_max(type(e)(keep, winner))
+    return None
 
 
 def _simplify_compare(e: E.Compare) -> E.Expr:

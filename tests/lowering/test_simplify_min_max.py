@@ -1,0 +1,85 @@
+"""The simplifier's min/max rules that keep unions of boxes small: a shared operand is
+taken once (min(max(x, c), max(y, c)) -> max(min(x, y), c)) and offsets of one base
+collapse (max(max(x, y), y + 2) -> max(x, y + 2)). Checked on random trees by value."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Int
+from pixelweave.engine.lower.simplify import simplify
+
+I32 = Int(32)
+NAMES = ["a", "b", "c"]
+
+
+def v(name: str) -> E.Variable:
+    return E.Variable(name, I32, "param")
+
+
+def k(value: int) -> E.Const:
+    return E.Const(I32, value)
+
+
+def evaluate(e: E.Expr, env: dict[str, int]) -> int:
+    if isinstance(e, E.Const):
+        return e.value
+    if isinstance(e, E.Variable):
+        return env[e.name]
+    a, b = evaluate(e.a, env), evaluate(e.b, env)
+    if isinstance(e, E.Add):
+        return a + b
+    if isinstance(e, E.Sub):
+        return a - b
+    if isinstance(e, E.Mul):
+        return a * b
+    if isinstance(e, E.Min):
+        return min(a, b)
+    if isinstance(e, E.Max):
+        return max(a, b)
+    raise AssertionError(type(e).__name__)
+
+
+def tree_size(e: E.Expr) -> int:
+    return 1 + sum(tree_size(c) for c in e.children())
+
+
+def test_clamped_neighbours_collapse_to_one_clamp():
+    lo, hi, x = v("lo"), v("hi"), v("x")
+
+    def clamp(e: E.Expr) -> E.Expr:
+        return E.Max(E.Min(e, hi), lo)
+
+    union = E.Min(E.Min(clamp(E.Sub(x, k(1))), clamp(x)), clamp(E.Add(x, k(1))))
+    assert simplify(union).same_as(simplify(clamp(E.Sub(x, k(1)))))
+
+
+def test_offsets_of_one_base_keep_the_largest():
+    x, y = v("x"), v("y")
+    union = E.Max(E.Max(E.Max(x, E.Add(y, k(1))), E.Add(y, k(3))), E.Add(y, k(2)))
+    assert simplify(union).same_as(simplify(E.Max(x, E.Add(y, k(3)))))
+    union = E.Min(E.Min(x, E.Sub(y, k(1))), y)
+    assert simplify(union).same_as(simplify(E.Min(x, E.Sub(y, k(1)))))
+
+
+def random_tree(rng: random.Random, depth: int) -> E.Expr:
+    if depth == 0 or rng.random() < 0.2:
+        leaf = v(rng.choice(NAMES))
+        offset = rng.randint(-3, 3)
+        return E.Add(leaf, k(offset)) if offset else leaf
+    op = rng.choice([E.Min, E.Max, E.Min, E.Max, E.Add, E.Sub])
+    return op(random_tree(rng, depth - 1), random_tree(rng, depth - 1))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_min_max_trees_keep_their_value(seed):
+    rng = random.Random(seed)
+    for _ in range(60):
+        e = random_tree(rng, 5)
+        s = simplify(e)
+        assert tree_size(s) <= tree_size(e)
+        for _ in range(8):
+            env = {n: rng.randint(-20, 20) for n in NAMES}
+            assert evaluate(s, env) == evaluate(e, env), (str(e), str(s), env)
