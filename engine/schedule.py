@@ -412,6 +412,14 @@ class FuncScheduling:
     def schedule_of(self) -> FuncSchedule:
         return self._sched()
 
+    def clear_schedule(self):
+        """Forget every directive given to this Func and its updates (back to the defaults)."""
+        self._schedule_state = None
+        self._require_defined().schedule = None
+        for d in self.updates():
+            d.schedule = None
+        return self
+
     def split(self, *args: Any, **kw: Any):
         self._pure_stage().split(*args, **kw)
         return self
