@@ -120,6 +120,21 @@ def make_parser() -> argparse.ArgumentParser:
     bench.add_argument("--profile", action="store_true", help="also print the time spent in each node")
     bench.set_defaults(handler=cmd_bench)
 
+    schedule = commands.add_parser(
+        "schedule",
+        parents=[common, inputs],
+        help="choose a schedule for a document automatically",
+        description="Choose a schedule for every Func of the document automatically (reuse analysis and a cost "
+        "model, for the sizes of its inputs), print it as Halide-style text per node with the time before and "
+        "after, and with --write save it into the document.",
+    )
+    schedule.add_argument("doc", metavar="DOC", help="the pipeline document (.json)")
+    schedule.add_argument("--write", action="store_true", help="save the schedule into the document")
+    schedule.add_argument(
+        "--runs", type=_positive, default=5, metavar="N", help="timed runs before and after (default 5)"
+    )
+    schedule.set_defaults(handler=cmd_schedule)
+
     export = commands.add_parser(
         "export",
         parents=[common, target],
@@ -395,6 +410,32 @@ def cmd_bench(args: argparse.Namespace) -> int:
     result = run_benchmark(built, images, params, runs=args.runs, target=args.target, profile=args.profile)
     for line in result.report_lines():
         print(line)
+    return 0
+
+
+# ---------------------------------------------------------------------------- schedule
+
+
+def cmd_schedule(args: argparse.Namespace) -> int:
+    from pixelweave.nodes.autoschedule import schedule_document, write_schedules
+    from pixelweave.nodes.benchmark import run_benchmark
+
+    built = _open(args.doc)
+    params = _params(built, args.param)
+    images = built.sample_inputs(_inputs(built, args.input))
+    before = run_benchmark(built, images, params, runs=args.runs, profile=False).median
+    scheduled = schedule_document(built, images, params)
+    after = run_benchmark(built, images, params, runs=args.runs, profile=False).median
+    print(scheduled.text(), end="")
+    print(
+        f"# {scheduled.result.method} schedule chosen in {scheduled.result.search_seconds:.2f} s; "
+        f"time {before * 1e3:.2f} ms with the document's schedule, {after * 1e3:.2f} ms with this one "
+        f"({before / after:.2f}x)"
+    )
+    if args.write:
+        write_schedules(built, scheduled.schedules)
+        path = built.document.save(args.doc)
+        print(f"# written into {path}")
     return 0
 
 

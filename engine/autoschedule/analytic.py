@@ -210,18 +210,22 @@ class AnalyticScheduler:
         return volume(regions.get(id(f), [])) * tasks
 
     def _choose_strip(self, g: Group) -> int:
+        """Rows per strip: the fastest by the cost model among the heights whose working set
+        (the members' footprints) fits in the L2 cache; the smallest if none fits."""
         box = self.analysis.region(g.root)
         extent = int(box[1].hi - box[1].lo + 1)
         candidates = [s for s in STRIP_CANDIDATES if s <= extent] or [max(1, extent)]
-        best, best_time = candidates[0], math.inf
+        scored = []
         for s in candidates:
             regions, tasks = self._footprints(g, s)
             work = sum(self.cost[id(m)] * volume(regions.get(id(m), [])) for m in [g.root, *g.members]) * tasks
             # Dynamic scheduling: the cores share the work, the last task may run alone.
             time = work / self.machine.cores + work / tasks + TASK_COST * tasks / self.machine.cores
             ws = sum(bytes_per_point(m) * volume(regions.get(id(m), [])) for m in g.members)
-            if ws > self.machine.l2_bytes:
-                time += BYTE_COST * (ws - self.machine.l2_bytes) * tasks
+            scored.append((s, time, ws))
+        fitting = [c for c in scored if c[2] <= self.machine.l2_bytes] or scored[:1]
+        best, best_time = fitting[0][0], fitting[0][1]
+        for s, time, _ in fitting[1:]:
             if time < best_time * 0.999:
                 best, best_time = s, time
         return best
