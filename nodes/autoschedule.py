@@ -53,10 +53,15 @@ def schedule_document(
     **options: Any,
 ) -> DocumentSchedule:
     """Schedule every Func of the document automatically for these inputs (applied to the
-    built graph) and return the schedule, also as document directives."""
+    built graph) and return the schedule, also as document directives. The tuner
+    (method "tune") times its candidates on these images."""
     params = dict(params or {})
     set_document_estimates(built, images, params)
     pipeline = pw.Pipeline([built.graph.nodes[i].outputs["out"].func for i in built.output_ids])
+    if method == "tune":
+        inputs: dict[str, Any] = {im.name(): images[im.name()] for im in pipeline.images}
+        inputs.update({p.name: params[p.name] for p in pipeline.params if p.name in params})
+        options.setdefault("inputs", inputs)
     result = auto_schedule(pipeline, "host", method, **options)
     schedules = {node_id: built.schedule_of(node_id) for node_id in built.graph.nodes}
     return DocumentSchedule(result, schedules)

@@ -3,13 +3,16 @@ vectorization and parallelism for a pipeline from estimates of its sizes
 (`set_estimate`), applies the schedule and returns it as Halide-style text.
 
 `method="analytic"` uses reuse analysis and a cost model with no measurement
-(`analytic.py`).
+(`analytic.py`); `method="tune"` starts there and searches for `budget_s` seconds,
+timing candidates on real (or, without `inputs`, random) inputs (`tuner.py`).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from pixelweave.engine.autoschedule.analytic import AnalyticScheduler, Plan
 from pixelweave.engine.autoschedule.directives import Directive, apply_directives, clear_schedules, schedule_text
@@ -17,7 +20,7 @@ from pixelweave.engine.autoschedule.machine import Machine, host_machine
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.pipeline import Pipeline
 
-METHODS = ("analytic",)
+METHODS = ("analytic", "tune")
 
 
 @dataclass
@@ -29,6 +32,7 @@ class AutoSchedule:
     method: str
     search_seconds: float
     plan: Plan | None = None
+    tuning: Any = None  # the tuner's TuneResult (times, candidates tried) for method "tune"
 
     def __str__(self) -> str:
         return self.text
@@ -41,13 +45,45 @@ def analytic_schedule(pipeline: Pipeline, machine: Machine | None = None, target
     return AutoSchedule(plan.directives, schedule_text(plan.directives), "analytic", time.perf_counter() - start, plan)
 
 
-def auto_schedule(pipeline: Pipeline, target: str = "host", method: str = "analytic") -> AutoSchedule:
+def tuned_schedule(
+    pipeline: Pipeline,
+    budget_s: float = 60.0,
+    inputs: dict[str, Any] | None = None,
+    seed: int = 0,
+    progress: Callable[[float, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    machine: Machine | None = None,
+) -> AutoSchedule:
+    """The best schedule the tuner finds in budget_s seconds (applied to the pipeline)."""
+    from pixelweave.engine.autoschedule.tuner import Tuner
+
+    if not budget_s > 0:
+        raise ScheduleError(f"the tuning budget must be a positive number of seconds, got {budget_s!r}")
+    start = time.perf_counter()
+    clear_schedules(pipeline)
+    result = Tuner(pipeline, machine or host_machine(), inputs, seed).run(budget_s, progress, should_stop)
+    directives = result.plan.directives
+    return AutoSchedule(
+        directives, schedule_text(directives), "tune", time.perf_counter() - start, result.plan, result
+    )
+
+
+def auto_schedule(
+    pipeline: Pipeline, target: str = "host", method: str = "analytic", **options: Any
+) -> AutoSchedule:
     """Choose a schedule for every Func of pipeline, apply it (replacing any schedule the
-    Funcs had) and check that it lowers; returns the schedule."""
+    Funcs had) and check that it lowers; returns the schedule. Options of "tune":
+    budget_s, inputs, seed, progress(best_seconds, tried), should_stop()."""
     if method not in METHODS:
         raise ScheduleError(f"unknown scheduling method `{method}`; legal methods are {', '.join(METHODS)}")
     if target != "host":
         raise ScheduleError(f"the automatic scheduler plans for CPUs: target must be 'host', got {target!r}")
+    if method == "tune":
+        result = tuned_schedule(pipeline, **options)
+        pipeline.loop_nest(target)
+        return result
+    if options:
+        raise ScheduleError(f"the analytic scheduler takes no options, got {', '.join(sorted(options))}")
     clear_schedules(pipeline)
     result = analytic_schedule(pipeline, target=target)
     apply_directives(pipeline, result.directives)
@@ -55,4 +91,4 @@ def auto_schedule(pipeline: Pipeline, target: str = "host", method: str = "analy
     return result
 
 
-__all__ = ["AutoSchedule", "Machine", "analytic_schedule", "auto_schedule", "host_machine"]
+__all__ = ["AutoSchedule", "Machine", "analytic_schedule", "auto_schedule", "host_machine", "tuned_schedule"]

@@ -58,6 +58,17 @@ SMALL_DIM = 4  # dimensions this small (colour channels) run inside the strip
 
 
 @dataclass
+class Overrides:
+    """Decisions forced on the analytic scheduler (what the tuner mutates); empty: none."""
+
+    inline: dict[str, bool] = field(default_factory=dict)  # per pure Func: inline or not
+    keep_root: frozenset[str] = frozenset()  # Funcs never fused into a consumer's strips
+    strips: dict[str, int] = field(default_factory=dict)  # rows per strip, per group output
+    no_sliding: frozenset[str] = frozenset()  # members computed per strip, not per row
+    lanes_scale: dict[str, float] = field(default_factory=dict)  # times the natural vector width
+
+
+@dataclass
 class Group:
     """A group's output (computed at root) and the producers computed inside its strips."""
 
@@ -78,14 +89,21 @@ class Plan:
 
 
 class AnalyticScheduler:
-    def __init__(self, pipeline: Pipeline, machine: Machine) -> None:
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        machine: Machine,
+        overrides: Overrides | None = None,
+        analysis: PipelineAnalysis | None = None,
+    ) -> None:
         names = [f.name() for f in pipeline.funcs]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ScheduleError(f"the automatic scheduler needs distinct Func names, but `{dup[0]}` names several")
         self.pipeline = pipeline
         self.machine = machine
-        self.analysis = PipelineAnalysis(pipeline, parameter_scope(pipeline), output_boxes(pipeline))
+        self.overrides = overrides or Overrides()
+        self.analysis = analysis or PipelineAnalysis(pipeline, parameter_scope(pipeline), output_boxes(pipeline))
         for f in pipeline.funcs:
             if not finite(self.analysis.region(f)):
                 raise ScheduleError(
@@ -115,7 +133,7 @@ class AnalyticScheduler:
             ratio = total / own if own > 0 else 1.0
             cost = func_cost(f, {})
             cheap = cost * (ratio - 1) <= INLINE_EXTRA_OPS or (_reindexes(f) and ratio <= REINDEX_MAX_READS)
-            if ratio <= 1.05 or cheap:
+            if self.overrides.inline.get(f.name(), ratio <= 1.05 or cheap):
                 self.inlined.add(id(f))
                 evals[id(f)] = ratio
             else:
@@ -149,7 +167,7 @@ class AnalyticScheduler:
         return groups
 
     def _try_join(self, f: Func) -> Group | None:
-        if self.analysis.is_output(f) or f.has_update_definition():
+        if self.analysis.is_output(f) or f.has_update_definition() or f.name() in self.overrides.keep_root:
             return None
         consumers = self.stage_consumers(f)
         targets = {id(self.group_of[id(c)]) for c in consumers}
@@ -241,7 +259,8 @@ class AnalyticScheduler:
         sliding: set[int] = set()
         for m in g.members:  # consumers first
             boxes = growth[id(m)]
-            ok = g.strip >= 4 and all(len(b) == len(boxes[0]) for b in boxes)
+            ok = g.strip >= 4 and m.name() not in self.overrides.no_sliding
+            ok = ok and all(len(b) == len(boxes[0]) for b in boxes)
             if ok:
                 for a, b in itertools.pairwise(boxes):
                     grown = [(bb.hi - bb.lo) - (aa.hi - aa.lo) for aa, bb in zip(a, b, strict=True)]
@@ -254,7 +273,7 @@ class AnalyticScheduler:
 
     # ------------------------------------------------------------------ 4. directives
     def _lanes(self, f: Func, extent: float) -> int:
-        lanes = self.machine.lanes(f.type().bits)
+        lanes = int(self.machine.lanes(f.type().bits) * self.overrides.lanes_scale.get(f.name(), 1.0))
         while lanes > 1 and lanes > extent:
             lanes //= 2
         return lanes if lanes >= 2 else 0
@@ -327,11 +346,12 @@ class AnalyticScheduler:
         groups = self._group()
         directives: list[Directive] = []
         for g in groups:
+            forced = self.overrides.strips.get(g.root.name())
             if g.root.dimensions() >= 2 and not g.root.has_update_definition():
-                g.strip = self._choose_strip(g)
+                g.strip = forced or self._choose_strip(g)
                 g.sliding = self._sliding_members(g)
             else:
-                g.strip = self._choose_strip(g) if g.root.dimensions() >= 2 else 1
+                g.strip = (forced or self._choose_strip(g)) if g.root.dimensions() >= 2 else 1
             directives += self._root_directives(g)
             for m in g.members:
                 directives += self._member_directives(g, m)

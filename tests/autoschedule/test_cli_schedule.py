@@ -49,3 +49,19 @@ def test_schedule_of_a_missing_document_is_one_line_error(tmp_path, capsys):
     assert main(["schedule", str(tmp_path / "missing.json")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("pixelweave: error: ") and "Traceback" not in err
+
+
+def test_schedule_tune_searches_on_the_documents_images(tmp_path, capsys):
+    path, gray = _document(tmp_path)
+    assert main(["schedule", str(path), "--runs", "1", "--tune", "2", "--write"]) == 0
+    captured = capsys.readouterr()
+    assert "tune schedule chosen in" in captured.out
+    assert re.search(r"tuning: \d+ candidates tried, best [\d.]+ ms", captured.err)
+    out = open_document(path).run({"input": gray})["result"]
+    np.testing.assert_array_equal(out, numpy_box_blur(gray, 2))
+
+
+def test_schedule_tune_needs_positive_seconds(tmp_path, capsys):
+    path, _ = _document(tmp_path)
+    assert main(["schedule", str(path), "--tune", "0"]) == 2
+    assert "positive number of seconds" in capsys.readouterr().err
