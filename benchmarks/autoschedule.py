@@ -1,9 +1,9 @@
 """Automatic schedules against hand schedules and Halide's autoschedulers, in one run.
 
-    python -m benchmarks.autoschedule [--runs N] [--threads N] [--apps-only | --examples-only]
+    python -m benchmarks.autoschedule [--runs N] [--threads N] [--tune SECONDS] [--apps-only | --examples-only]
 
 Part 1, the benchmark pipelines of benchmarks/apps.py (the same algorithms in both
-compilers): Pixelweave's analytic schedule beside Pixelweave's hand schedule (Halide's
+compilers): Pixelweave's analytic and tuned (--tune seconds) schedules beside Pixelweave's hand schedule (Halide's
 apps/ schedules) and, in Halide 21, the hand schedule and the Mullapudi2016, Adams2019
 (beam size 1) and Li2018 autoschedulers; with the time each scheduler took to choose.
 Part 2, every bundled example document: the default schedule (every pure Func inline),
@@ -72,20 +72,21 @@ def _load_halide_plugins(hl) -> None:
         hl.load_plugin(found[0])
 
 
-def _pixelweave_impls(build, inputs, sizes, dtype) -> tuple[dict, dict, dict]:
+def _pixelweave_impls(build, inputs, sizes, dtype, tune_s: float) -> tuple[dict, dict, dict]:
     from pixelweave.engine.autoschedule import auto_schedule
     from pixelweave.engine.runtime.buffer import aligned_empty
 
     import pixelweave as pw
 
     impls, search, outputs = {}, {}, {}
-    for label in ("hand", "analytic"):
+    for label in ("hand", "analytic", "tune") if tune_s > 0 else ("hand", "analytic"):
         out, handles = build(pw, schedule=(label == "hand"))
         pipeline = pw.Pipeline(out)
         if label != "hand":
             out.set_estimates([(0, s) for s in sizes])
             handles["input"].set_estimates([(0, s) for s in inputs["input"].shape[::-1]])
-            search[label] = auto_schedule(pipeline, method=label).search_seconds
+            options = {"budget_s": tune_s, "inputs": inputs} if label == "tune" else {}
+            search[label] = auto_schedule(pipeline, method=label, **options).search_seconds
         fn = pipeline.compile()
         buf = aligned_empty(sizes[::-1], dtype)
         fn(sizes, inputs, out=buf)
@@ -125,13 +126,13 @@ def _halide_impls(build, inputs, sizes, dtype, threads: int) -> tuple[dict, dict
     return impls, search, outputs
 
 
-def run_apps(runs: int, threads: int) -> list[dict]:
+def run_apps(runs: int, threads: int, tune_s: float) -> list[dict]:
     import halide as hl
 
     _load_halide_plugins(hl)
     rows = []
     for name, build, inputs, sizes, dtype in app_cases(np.random.default_rng(0)):
-        pw_impls, pw_search, pw_out = _pixelweave_impls(build, inputs, sizes, dtype)
+        pw_impls, pw_search, pw_out = _pixelweave_impls(build, inputs, sizes, dtype, tune_s)
         hl_impls, hl_search, hl_out = _halide_impls(build, inputs, sizes, dtype, threads)
         reference = pw_out["pw hand"]
         for label, out in {**pw_out, **hl_out}.items():
@@ -145,20 +146,22 @@ def run_apps(runs: int, threads: int) -> list[dict]:
 
 
 def apps_table(rows: list[dict]) -> str:
-    columns = ["pw hand", "pw analytic", "hl hand", "hl Mullapudi2016", "hl Adams2019", "hl Li2018"]
-    head = ["pipeline", "Pixelweave hand", "Pixelweave analytic", "Halide hand", "Mullapudi2016",
-            "Adams2019 (beam 1)", "Li2018", "analytic / Mullapudi2016", "search: analytic / Mullapudi / Adams / Li"]
+    columns = ["pw hand", "pw analytic", "pw tune", "hl hand", "hl Mullapudi2016", "hl Adams2019", "hl Li2018"]
+    head = ["pipeline", "Pixelweave hand", "Pixelweave analytic", "Pixelweave tuned", "Halide hand",
+            "Mullapudi2016", "Adams2019 (beam 1)", "Li2018", "analytic / Mullapudi2016", "tuned / Pixelweave hand",
+            "search: analytic / Mullapudi / Adams / Li"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     ratios = []
     for r in rows:
         t = r["times"]
         cells = [f"{t[c]:.2f} ms" if c in t else "failed" for c in columns]
         ratio = t["pw analytic"] / t["hl Mullapudi2016"] if "hl Mullapudi2016" in t else float("nan")
+        tuned = f"{t['pw tune'] / t['pw hand']:.2f}" if "pw tune" in t else "—"
         ratios.append(ratio)
         s = r["search"]
         search = " / ".join(f"{s[k]:.2f} s" if k in s else "—" for k in
                             ("analytic", "hl Mullapudi2016", "hl Adams2019", "hl Li2018"))
-        lines.append(f"| {r['name']} | " + " | ".join(cells) + f" | {ratio:.2f} | {search} |")
+        lines.append(f"| {r['name']} | " + " | ".join(cells) + f" | {ratio:.2f} | {tuned} | {search} |")
     finite = [x for x in ratios if x == x]
     if finite:
         geo = float(np.exp(np.mean(np.log(finite))))
@@ -218,6 +221,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="timed runs per implementation")
     parser.add_argument("--threads", type=int, default=2, help="threads for both compilers (default 2)")
+    parser.add_argument("--tune", type=float, default=60.0, help="tuner budget per pipeline in seconds (0: no tuner)")
     parser.add_argument("--apps-only", action="store_true")
     parser.add_argument("--examples-only", action="store_true")
     args = parser.parse_args()
@@ -225,7 +229,7 @@ def main() -> None:
     os.environ["HL_NUM_THREADS"] = str(args.threads)
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     if not args.examples_only:
-        print(apps_table(run_apps(args.runs, args.threads)), flush=True)
+        print(apps_table(run_apps(args.runs, args.threads, args.tune)), flush=True)
     if not args.apps_only:
         print(examples_table(run_examples(args.runs)))
 
