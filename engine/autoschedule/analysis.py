@@ -62,12 +62,19 @@ class PipelineAnalysis:
 
     def __post_init__(self) -> None:
         self.sites = {id(f): [] for f in self.pipeline.funcs}
+        # Per Func, each definition with the distinct calls of other Funcs it makes.
+        self.calls: dict[int, list[tuple[Definition, list[E.Call]]]] = {}
         for f in self.pipeline.funcs:
+            per_definition = []
             for d in func_definitions(f):
+                distinct: dict[tuple, E.Call] = {}
                 for e in definition_exprs(d):
                     for node in walk(e):
                         if isinstance(node, E.Call) and node.call_kind == "func" and node.target is not f:
                             self.sites[id(node.target)].append(CallSite(f, d, node))
+                            distinct.setdefault(node.key(), node)
+                per_definition.append((d, list(distinct.values())))
+            self.calls[id(f)] = per_definition
         self.regions = self.propagate(dict(self.output_boxes))
 
     # ------------------------------------------------------------------ graph
@@ -151,18 +158,17 @@ class PipelineAnalysis:
             if f.has_update_definition():
                 box = self._grow_for_updates(f, box)
                 regions[id(f)] = box
-            for d in func_definitions(f):
+            for d, calls in self.calls[id(f)]:
+                if not calls:
+                    continue
                 scope = self.definition_scope(f, d, box)
-                for e in definition_exprs(d):
-                    for node in walk(e):
-                        if not (isinstance(node, E.Call) and node.call_kind == "func") or node.target is f:
-                            continue
-                        arg_box = self.call_box(node, scope)
-                        key = id(node.target)
-                        old = regions.get(key)
-                        if old is not None:
-                            arg_box = [o.union(n) for o, n in zip(old, arg_box, strict=True)]
-                        regions[key] = arg_box
+                for node in calls:
+                    arg_box = self.call_box(node, scope)
+                    key = id(node.target)
+                    old = regions.get(key)
+                    if old is not None:
+                        arg_box = [o.union(n) for o, n in zip(old, arg_box, strict=True)]
+                    regions[key] = arg_box
         whole_regions = getattr(self, "regions", None)  # unset while the whole regions are found
         if whole_regions is not None:
             for key, box in regions.items():

@@ -54,6 +54,7 @@ TASK_COST = 5000.0
 # A fused producer may at most double its work through border recomputation.
 MAX_REDUNDANCY = 1.0
 STRIP_CANDIDATES = (2, 4, 8, 16, 32, 64, 128, 256)
+TRIAL_STRIP = 16
 SMALL_DIM = 4  # dimensions this small (colour channels) run inside the strip
 
 
@@ -113,6 +114,7 @@ class AnalyticScheduler:
         self.inlined: set[int] = set()
         self.cost: dict[int, float] = {}
         self.group_of: dict[int, Group] = {}
+        self._footprint_memo: dict[tuple, tuple[dict[int, Box], float]] = {}
 
     # ------------------------------------------------------------------ 1. inlining
     def _choose_inlining(self) -> None:
@@ -177,8 +179,7 @@ class AnalyticScheduler:
         if g.root.has_update_definition() or g.root.dimensions() < 2:
             return None
         trial = Group(g.root, [*g.members, f])
-        strip = self._choose_strip(trial)
-        work = self._member_work(trial, f, strip)
+        work = self._member_work(trial, f, self._trial_strip(g.root))
         points = self.analysis.points(f)
         redundancy = work / points - 1 if points > 0 else 0.0
         saved = 2 * BYTE_COST * bytes_per_point(f) * points
@@ -219,9 +220,19 @@ class AnalyticScheduler:
         return tile, tasks
 
     def _footprints(self, g: Group, strip: int, rows: int | None = None) -> tuple[dict[int, Box], float]:
-        tile, tasks = self._tile_box(g.root, strip, rows)
-        members = {id(m) for m in g.members} | set(self.inlined)
-        return self.analysis.propagate({id(g.root): tile}, members), tasks
+        key = (id(g.root), tuple(id(m) for m in g.members), strip, rows)
+        hit = self._footprint_memo.get(key)
+        if hit is None:
+            tile, tasks = self._tile_box(g.root, strip, rows)
+            members = {id(m) for m in g.members} | set(self.inlined)
+            hit = self._footprint_memo[key] = (self.analysis.propagate({id(g.root): tile}, members), tasks)
+        return hit
+
+    def _trial_strip(self, root: Func) -> int:
+        """The strip height the benefit of a fusion is judged at (the final one is chosen
+        once the group is complete): the typical height, or the whole extent if smaller."""
+        box = self.analysis.region(root)
+        return int(min(TRIAL_STRIP, box[1].hi - box[1].lo + 1))
 
     def _member_work(self, g: Group, f: Func, strip: int) -> float:
         regions, tasks = self._footprints(g, strip)
