@@ -222,3 +222,17 @@ def test_unknown_method_is_refused():
     pipeline, _, _ = blur()
     with pytest.raises(pw.ScheduleError, match="legal methods are analytic"):
         pipeline.auto_schedule(method="genetic")
+
+
+def test_readme_example_runs(capsys):
+    """README's automatic-schedule example runs as written and prints a fused schedule."""
+    import re
+
+    from tests.conftest import ROOT
+
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Automatic schedules") :]
+    block = re.search(r"```py\n(.*?)```", section, re.S).group(1)
+    exec(compile(block, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "blur_x.store_at(blur_y, y).compute_at(blur_y, yi)" in out and ".parallel(y)" in out
