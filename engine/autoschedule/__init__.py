@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pixelweave.engine.autoschedule.analytic import AnalyticScheduler, Plan
-from pixelweave.engine.autoschedule.directives import Directive, apply_directives, clear_schedules, schedule_text
+from pixelweave.engine.autoschedule.directives import (
+    Directive,
+    apply_directives,
+    clear_schedules,
+    current_schedule_text,
+    schedule_text,
+)
 from pixelweave.engine.autoschedule.machine import Machine, host_machine
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.pipeline import Pipeline
@@ -54,14 +60,20 @@ def tuned_schedule(
     should_stop: Callable[[], bool] | None = None,
     machine: Machine | None = None,
 ) -> AutoSchedule:
-    """The best schedule the tuner finds in budget_s seconds (applied to the pipeline)."""
+    """The best schedule the tuner finds in budget_s seconds (applied to the pipeline); the
+    schedule the pipeline already has (a hand schedule) competes and is kept if fastest."""
     from pixelweave.engine.autoschedule.tuner import Tuner
 
     if not budget_s > 0:
         raise ScheduleError(f"the tuning budget must be a positive number of seconds, got {budget_s!r}")
     start = time.perf_counter()
+    own = {id(f): f.schedule_snapshot() for f in pipeline.funcs} if current_schedule_text(pipeline) else None
     clear_schedules(pipeline)
-    result = Tuner(pipeline, machine or host_machine(), inputs, seed).run(budget_s, progress, should_stop)
+    tuner = Tuner(pipeline, machine or host_machine(), inputs, seed, own)
+    result = tuner.run(budget_s, progress, should_stop)
+    if result.kept_own:
+        text = "# the pipeline's own schedule was the fastest found; kept\n" + current_schedule_text(pipeline)
+        return AutoSchedule([], text, "tune", time.perf_counter() - start, None, result)
     directives = result.plan.directives
     return AutoSchedule(
         directives, schedule_text(directives), "tune", time.perf_counter() - start, result.plan, result

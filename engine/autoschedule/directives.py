@@ -75,3 +75,62 @@ def clear_schedules(pipeline: Pipeline) -> None:
     """Return every Func of the pipeline to the default schedule."""
     for f in pipeline.funcs:
         f.clear_schedule()
+
+
+def current_schedule_text(pipeline: Pipeline) -> str:
+    """Halide-style text of the schedule the Funcs carry now, whoever wrote it (for a hand
+    schedule the tuner kept); loop names are shown by their last part, as Halide shows Vars."""
+    lines = []
+    for f in pipeline.funcs:
+        calls = []
+        state = f.schedule_of()
+        for kind, level in (("compute", state.compute_level), ("store", state.store_level)):
+            if level is None or level.kind == "inline":
+                continue
+            calls.append(f"{kind}_root()" if level.kind == "root" else
+                         f"{kind}_at({_name_text(level.func.name())}, {level.var})")  # fmt: skip
+        for var, (lo, extent) in state.bounds.items():
+            calls.append(f"bound({var}, {lo}, {extent})")
+        if state.storage_order is not None:
+            calls.append(f"reorder_storage({', '.join(state.storage_order)})")
+        stages = [f.definition(), *f.updates()]
+        for k, d in enumerate(stages):
+            stage_calls = calls if k == 0 else []
+            stage_calls += _stage_calls(d)
+            if stage_calls:
+                head = _head(Directive(f.name(), k, ""))
+                lines.append(head + "".join(f".{c}" for c in stage_calls))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _short(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _stage_calls(definition: Any) -> list[str]:
+    from pixelweave.engine.schedule import StageSchedule, TailStrategy
+    from pixelweave.engine.stmt import ForType
+
+    schedule = definition.schedule
+    if schedule is None:
+        return []
+    dims = [d.name for d in StageSchedule.for_definition(definition).dims]
+    calls = []
+    for s in schedule.splits:
+        if s.kind == "split":
+            tail = "" if s.tail is TailStrategy.AUTO else f", TailStrategy.{s.tail.name.title().replace('_', '')}"
+            calls.append(f"split({_short(s.old)}, {_short(s.outer)}, {_short(s.inner)}, {s.factor}{tail})")
+            i = dims.index(s.old)
+            dims[i : i + 1] = [s.inner, s.outer]
+        else:
+            calls.append(f"fuse({_short(s.inner)}, {_short(s.outer)}, {s.old})")
+            i = min(dims.index(s.inner), dims.index(s.outer))
+            dims = [n for n in dims if n not in (s.inner, s.outer)]
+            dims.insert(i, s.old)
+    final = [d.name for d in schedule.dims]
+    if final != dims:
+        calls.append(f"reorder({', '.join(_short(n) for n in final)})")
+    marks = {ForType.VECTORIZED: "vectorize", ForType.PARALLEL: "parallel", ForType.UNROLLED: "unroll",
+             ForType.GPU_BLOCK: "gpu_blocks", ForType.GPU_THREAD: "gpu_threads"}  # fmt: skip
+    calls += [f"{marks[d.for_type]}({_short(d.name)})" for d in schedule.dims if d.for_type in marks]
+    return calls

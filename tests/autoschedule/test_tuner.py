@@ -67,3 +67,34 @@ def test_bad_budget_and_options_are_refused():
         pipeline.auto_schedule(method="tune", budget_s=0)
     with pytest.raises(pw.ScheduleError, match="takes no options, got budget_s"):
         pipeline.auto_schedule(method="analytic", budget_s=5)
+
+
+def test_a_hand_schedule_competes_and_the_result_is_right(rng):
+    out, handles = apps.build_blur(pw)  # with Halide's hand schedule
+    out.set_estimates([(0, W), (0, H)])
+    handles["input"].set_estimates([(0, W + 2), (0, H + 2)])
+    pipeline = pw.Pipeline(out)
+    result = auto_schedule(pipeline, method="tune", budget_s=600, should_stop=lambda: True)
+    assert result.tuning.tried == 2  # the analytic schedule and the hand schedule
+    if result.tuning.kept_own:
+        assert result.text.startswith("# the pipeline's own schedule was the fastest found")
+        assert "blur_y.split(y, y, yi, 8)" in result.text
+    image = rng.integers(0, 4000, (H + 2, W + 2)).astype(np.uint16)
+    np.testing.assert_array_equal(pipeline.realize([W, H], {"input": image}),
+                                  pipeline.realize_reference([W, H], {"input": image}))  # fmt: skip
+
+
+def test_schedule_snapshot_restores_every_directive():
+    from pixelweave.engine.autoschedule.directives import current_schedule_text
+
+    out, _ = apps.build_bilateral_grid(pw)
+    pipeline = pw.Pipeline(out)
+    before = current_schedule_text(pipeline)
+    snapshots = {id(f): f.schedule_snapshot() for f in pipeline.funcs}
+    for f in pipeline.funcs:
+        f.clear_schedule()
+    assert current_schedule_text(pipeline) == ""
+    for f in pipeline.funcs:
+        f.restore_schedule(snapshots[id(f)])
+    assert current_schedule_text(pipeline) == before
+    assert "histogram.update(0).reorder(c, r$x, r$y, x, y).unroll(c)" in before
