@@ -176,37 +176,70 @@ def apps_table(rows: list[dict]) -> str:
 # ---------------------------------------------------------------------------- part 2
 
 
-def run_examples(runs: int) -> list[dict]:
+EXAMPLE_TIMEOUT_S = 300
+
+
+def measure_example(path: Path, runs: int) -> None:
+    """Time one example (in a child process: an all-inline default can take very long to
+    compile); prints one JSON line per result, the default last."""
+    import json
+
     from pixelweave.nodes.autoschedule import schedule_document
     from pixelweave.nodes.pipeline_build import open_document
 
+    built = open_document(path)
+    images = built.sample_inputs()
+    sizes = built.output_sizes(images, {})
+
+    def runner() -> Callable[[], object]:
+        compiled = built.runner.compile(sizes)
+        outs = [fn(size, images) for _, size, fn in compiled]
+        return lambda: [fn(size, images, out=o) for (_, size, fn), o in zip(compiled, outs, strict=True)]
+
+    hand = runner()
+    expected = hand()
+    snapshots = {id(f): f.schedule_snapshot() for f in built.pipeline().funcs}
+    start = time.perf_counter()
+    schedule_document(built, images)
+    print(json.dumps({"search": time.perf_counter() - start}), flush=True)
+    analytic = runner()
+    for a, b in zip(analytic(), expected, strict=True):
+        if not np.allclose(a, b, rtol=1e-4, atol=1e-4):
+            print(json.dumps({"warning": "the analytic schedule's result differs from the hand schedule's"}))
+    times = least_times({"hand": hand, "analytic": analytic}, runs)
+    print(json.dumps(times), flush=True)
+    for f in built.pipeline().funcs:
+        f.clear_schedule()
+    default = runner()
+    print(json.dumps(least_times({"default": default}, max(2, runs // 3))), flush=True)
+    for f in built.pipeline().funcs:
+        f.restore_schedule(snapshots[id(f)])
+
+
+def run_examples(runs: int) -> list[dict]:
+    import json
+    import subprocess
+    import sys
+
     rows = []
     for path in sorted((ROOT / "resources" / "examples").glob("*.json")):
-        built = open_document(path)
-        images = built.sample_inputs()
-        sizes = built.output_sizes(images, {})
-
-        def runner(built=built, images=images, sizes=sizes) -> Callable[[], object]:
-            compiled = built.runner.compile(sizes)
-            outs = [fn(size, images) for _, size, fn in compiled]
-            return lambda: [fn(size, images, out=o) for (_, size, fn), o in zip(compiled, outs, strict=True)]
-
-        hand = runner()
-        for f in built.pipeline().funcs:
-            f.clear_schedule()
-        default = runner()
-        start = time.perf_counter()
-        schedule_document(built, images)
-        search = time.perf_counter() - start
-        analytic = runner()
-        results = [fn() for fn in (hand, default, analytic)]
-        for got in results[1:]:
-            for a, b in zip(got, results[0], strict=True):
-                if not np.allclose(a, b, rtol=1e-4, atol=1e-4):
-                    print(f"  {path.stem}: results differ between schedules")
-        times = least_times({"hand": hand, "default": default, "analytic": analytic}, runs)
-        rows.append({"name": path.stem, "times": times, "search": search})
-        print(f"  {path.stem}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in times.items()), flush=True)
+        command = [sys.executable, "-m", "benchmarks.autoschedule", "--example", str(path), "--runs", str(runs)]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=EXAMPLE_TIMEOUT_S, cwd=ROOT)
+            lines = done.stdout.splitlines()
+        except subprocess.TimeoutExpired as e:
+            lines = (e.stdout.decode() if isinstance(e.stdout, bytes) else e.stdout or "").splitlines()
+        row: dict = {"name": path.stem, "times": {}}
+        for line in lines:
+            item = json.loads(line)
+            if "search" in item:
+                row["search"] = item["search"]
+            elif "warning" in item:
+                print(f"  {path.stem}: {item['warning']}")
+            else:
+                row["times"].update(item)
+        rows.append(row)
+        print(f"  {path.stem}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in row["times"].items()), flush=True)
     return rows
 
 
@@ -215,9 +248,19 @@ def examples_table(rows: list[dict]) -> str:
              "analytic / hand speed-up | search |", "|" + " --- |" * 8]
     for r in rows:
         t = r["times"]
-        hand_up, auto_up = t["default"] / t["hand"], t["default"] / t["analytic"]
-        lines.append(f"| {r['name']} | {t['default']:.2f} ms | {t['hand']:.2f} ms | {t['analytic']:.2f} ms | "
-                     f"{hand_up:.1f}x | {auto_up:.1f}x | {auto_up / hand_up:.2f} | {r['search']:.2f} s |")
+
+        def ms(key: str, t: dict = t) -> str:
+            return f"{t[key]:.2f} ms" if key in t else f"not done in {EXAMPLE_TIMEOUT_S} s"
+
+        if "default" in t and "hand" in t and "analytic" in t:
+            hand_up, auto_up = t["default"] / t["hand"], t["default"] / t["analytic"]
+            ups = f"{hand_up:.1f}x | {auto_up:.1f}x | {auto_up / hand_up:.2f}"
+        elif "hand" in t and "analytic" in t:
+            ups = f"— | — | (hand / analytic time: {t['hand'] / t['analytic']:.2f})"
+        else:
+            ups = "— | — | —"
+        search = f"{r['search']:.2f} s" if "search" in r else "—"
+        lines.append(f"| {r['name']} | {ms('default')} | {ms('hand')} | {ms('analytic')} | {ups} | {search} |")
     return "\n".join(lines)
 
 
@@ -228,10 +271,14 @@ def main() -> None:
     parser.add_argument("--tune", type=float, default=60.0, help="tuner budget per pipeline in seconds (0: no tuner)")
     parser.add_argument("--apps-only", action="store_true")
     parser.add_argument("--examples-only", action="store_true")
+    parser.add_argument("--example", metavar="DOC", help=argparse.SUPPRESS)  # the child process of part 2
     args = parser.parse_args()
     os.environ["PIXELWEAVE_NUM_THREADS"] = str(args.threads)
     os.environ["HL_NUM_THREADS"] = str(args.threads)
     warnings.filterwarnings("ignore", category=RuntimeWarning)
+    if args.example:
+        measure_example(Path(args.example), args.runs)
+        return
     if not args.examples_only:
         print(apps_table(run_apps(args.runs, args.threads, args.tune)), flush=True)
     if not args.apps_only:
