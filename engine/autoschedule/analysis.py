@@ -228,7 +228,7 @@ def op_cost(e: E.Expr, inlined: dict[int, float]) -> float:
 
 def func_cost(f: Func, inlined: dict[int, float]) -> float:
     """Operations per point of f's pure definition (updates are costed per iteration)."""
-    return max(1.0, sum(op_cost(e, inlined) for e in [f.value()]))
+    return max(1.0, op_cost(f.value(), inlined))
 
 
 def bytes_per_point(f: Func) -> int:

@@ -340,7 +340,7 @@ class AnalyticScheduler:
             out.append(Directive(m.name(), 0, "store_at", (FuncRef(root.name()), y)))
             out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), g.yi)))
         else:
-            out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), y if g.yi != y else g.yi)))
+            out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), y)))
         box = self.analysis.region(m)
         lanes = self._lanes(m, min(box[0].hi - box[0].lo + 1, self._member_width(g, m)))
         if lanes:
