@@ -67,6 +67,8 @@ class Overrides:
     strips: dict[str, int] = field(default_factory=dict)  # rows per strip, per group output
     no_sliding: frozenset[str] = frozenset()  # members computed per strip, not per row
     lanes_scale: dict[str, float] = field(default_factory=dict)  # times the natural vector width
+    serial: frozenset[str] = frozenset()  # group outputs whose strips run on one thread
+    unroll: frozenset[str] = frozenset()  # group outputs whose small (channel) loops are unrolled
 
 
 @dataclass
@@ -313,8 +315,12 @@ class AnalyticScheduler:
             lanes = self._lanes(f, box[0].hi - box[0].lo + 1)
             if lanes:
                 out.append(Directive(name, 0, "vectorize", (args[0], lanes)))
+            if name in self.overrides.unroll:
+                for small in inner[1:]:
+                    i = args.index(small)
+                    out.append(Directive(name, 0, "unroll", (small, int(box[i].hi - box[i].lo + 1))))
             tasks = math.ceil(extent / g.strip)
-            if tasks > 1 and yi != y:
+            if tasks > 1 and yi != y and name not in self.overrides.serial:
                 out.append(Directive(name, 0, "parallel", (y,)))
         else:
             extent = box[0].hi - box[0].lo + 1

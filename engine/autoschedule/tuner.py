@@ -2,7 +2,9 @@
 
 Each candidate is the analytic scheduler run with some of its decisions forced
 (`Overrides`): a Func inlined or not, kept out of its consumer's strips, a strip height,
-a member computed per strip instead of sliding per row, a vector width. A (1+1)
+a member computed per strip instead of sliding per row, a vector width, strips serial
+instead of parallel, channel loops unrolled. The schedule the pipeline came with (a hand
+schedule) competes too. A (1+1)
 evolutionary search mutates the best configuration so far one or two decisions at a time,
 compiles the candidate (compiled code is cached by schedule), checks its output against
 the reference evaluator on a crop, times it and keeps it if it is faster. The candidates
@@ -160,6 +162,11 @@ class Tuner:
             choices += ["strip", "strip"]
         if members:
             choices.append("sliding")
+        if roots:
+            choices.append("parallel")
+        with_channels = [g for g in roots if len(g.root.args()) > 2]
+        if with_channels:
+            choices.append("unroll")
         choices.append("lanes")
         kind = self.rng.choice(choices)
         if kind == "inline":
@@ -172,6 +179,12 @@ class Tuner:
             g = self.rng.choice(roots)
             strip = max(1, min(1024, int(g.strip * self.rng.choice((0.25, 0.5, 2, 4)))))
             return replace(overrides, strips={**overrides.strips, g.root.name(): strip})
+        if kind == "parallel":
+            name = self.rng.choice(roots).root.name()
+            return replace(overrides, serial=overrides.serial ^ {name})
+        if kind == "unroll":
+            name = self.rng.choice(with_channels).root.name()
+            return replace(overrides, unroll=overrides.unroll ^ {name})
         if kind == "sliding":
             name = self.rng.choice(members).name()
             return replace(overrides, no_sliding=overrides.no_sliding ^ {name})
