@@ -331,11 +331,13 @@ class AnalyticScheduler:
             if extent >= chunk * 2 * self.machine.cores:
                 out.append(Directive(name, 0, "parallel", (args[0], max(1, chunk // max(1, lanes)))))
         for k, d in enumerate(f.updates(), 1):
+            # A pure variable of an update indexes distinct points, so its loop may run in
+            # parallel: the one with the most iterations, if there are enough for the cores.
             pure = [a.name for a in d.args if isinstance(a, E.Variable) and a.kind == "var"]
-            if pure:
-                i = args.index(pure[-1])
-                if box[i].hi - box[i].lo + 1 >= 2 * self.machine.cores:
-                    out.append(Directive(name, k, "parallel", (pure[-1],)))
+            extents = {v: box[args.index(v)].hi - box[args.index(v)].lo + 1 for v in pure}
+            widest = max(pure, key=lambda v: (extents[v], -pure.index(v)), default=None)
+            if widest is not None and extents[widest] >= 2 * self.machine.cores:
+                out.append(Directive(name, k, "parallel", (widest,)))
         return out
 
     def _member_directives(self, g: Group, m: Func) -> list[Directive]:
