@@ -322,7 +322,7 @@ class AnalyticScheduler:
             tasks = math.ceil(extent / g.strip)
             if tasks > 1 and yi != y and name not in self.overrides.serial:
                 out.append(Directive(name, 0, "parallel", (y,)))
-        else:
+        elif len(args) == 1:
             extent = box[0].hi - box[0].lo + 1
             lanes = self._lanes(f, extent)
             if lanes:

@@ -86,6 +86,21 @@ def pyramid():
     return pw.Pipeline(detail), detail, {"input": inp}
 
 
+def normalized_by_total():
+    """A scalar reduction (a Func of no dimensions) read by every output pixel."""
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.Float(32), 2, "input")
+    r = pw.RDom([(0, inp.width()), (0, inp.height())], "r")
+    total = pw.Func("total")
+    total[()] = 0.0
+    total[()] += inp[r.x, r.y]
+    out = pw.Func("share")
+    out[x, y] = inp[x, y] / total[()]
+    out.set_estimates([(0, W), (0, H)])
+    inp.set_estimates([(0, W), (0, H)])
+    return pw.Pipeline(out), out, {"input": inp}
+
+
 CASES = {
     "blur": (blur, [W, H], lambda rng: {"input": rng.integers(0, 4000, (H + 2, W + 2)).astype(np.uint16)}),
     "unsharp": (unsharp, [W, H, 3], lambda rng: {"input": rng.random((3, H, W), dtype=np.float32) * 0.9 + 0.1}),
@@ -93,6 +108,7 @@ CASES = {
     "column_sums": (column_sums, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
     "two_outputs": (two_outputs, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
     "pyramid": (pyramid, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
+    "scalar": (normalized_by_total, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32) + 0.5}),
 }
 
 
