@@ -226,8 +226,12 @@ class AnalyticScheduler:
         hit = self._footprint_memo.get(key)
         if hit is None:
             tile, tasks = self._tile_box(g.root, strip, rows)
-            members = {id(m) for m in g.members} | set(self.inlined)
-            hit = self._footprint_memo[key] = (self.analysis.propagate({id(g.root): tile}, members), tasks)
+            if g.members:  # through inlined Funcs too: they may lead to members
+                members = {id(m) for m in g.members} | set(self.inlined)
+                regions = self.analysis.propagate({id(g.root): tile}, members)
+            else:
+                regions = {id(g.root): tile}
+            hit = self._footprint_memo[key] = (regions, tasks)
         return hit
 
     def _trial_strip(self, root: Func) -> int:
@@ -264,6 +268,8 @@ class AnalyticScheduler:
     def _sliding_members(self, g: Group) -> set[int]:
         """Members whose footprint advances exactly one row per row of the output (and whose
         consumers in the group slide too): computed per row, stored per strip."""
+        if not g.members:
+            return set()
         growth: dict[int, list[Box]] = {}
         for rows in (1, 2, 3, 4):
             regions, _ = self._footprints(g, g.strip, rows)
