@@ -125,6 +125,26 @@ def make_parser() -> argparse.ArgumentParser:
     bench.add_argument("--profile", action="store_true", help="also print the time spent in each node")
     bench.set_defaults(handler=cmd_bench)
 
+    schedule = commands.add_parser(
+        "schedule",
+        parents=[common, inputs],
+        help="choose a schedule for a document automatically",
+        description="Choose a schedule for every Func of the document automatically (reuse analysis and a cost "
+        "model, for the sizes of its inputs; with --tune, then a search timing candidates on the inputs), print "
+        "it as Halide-style text per node with the time before and after, and with --write save it into the "
+        "document.",
+    )
+    schedule.add_argument(
+        "--tune", type=_positive_seconds, metavar="SECONDS", help="search this long for a faster schedule"
+    )
+    schedule.add_argument("--seed", type=int, default=0, help="random seed of the search (default 0)")
+    schedule.add_argument("doc", metavar="DOC", help="the pipeline document (.json)")
+    schedule.add_argument("--write", action="store_true", help="save the schedule into the document")
+    schedule.add_argument(
+        "--runs", type=_positive, default=5, metavar="N", help="timed runs before and after (default 5)"
+    )
+    schedule.set_defaults(handler=cmd_schedule)
+
     export = commands.add_parser(
         "export",
         parents=[common, target],
@@ -199,6 +219,16 @@ def _non_negative(text: str) -> int:
 
 
 EDITOR_OPTIONS = ("--screenshot", "--size")
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
 
 
 def _wants_editor(argv: list[str]) -> bool:
@@ -478,6 +508,42 @@ def cmd_bench(args: argparse.Namespace) -> int:
         )
     for line in result.report_lines():
         print(line)
+    return 0
+
+
+# ---------------------------------------------------------------------------- schedule
+
+
+def cmd_schedule(args: argparse.Namespace) -> int:
+    from pixelweave.nodes.autoschedule import schedule_document, write_schedules
+    from pixelweave.nodes.benchmark import run_benchmark
+
+    built = _open(args.doc)
+    params = _params(built, args.param)
+    images = built.sample_inputs(_inputs(built, args.input))
+    before = run_benchmark(built, images, params, runs=args.runs, profile=False).median
+    if args.tune:
+
+        def progress(best: float, tried: int) -> None:
+            print(f"\r# tuning: {tried} candidates tried, best {best * 1e3:.2f} ms", end="", file=sys.stderr)
+
+        scheduled = schedule_document(
+            built, images, params, "tune", budget_s=args.tune, seed=args.seed, progress=progress
+        )
+        print(file=sys.stderr)
+    else:
+        scheduled = schedule_document(built, images, params)
+    after = run_benchmark(built, images, params, runs=args.runs, profile=False).median
+    print(scheduled.text(), end="")
+    print(
+        f"# {scheduled.result.method} schedule chosen in {scheduled.result.search_seconds:.2f} s; "
+        f"time {before * 1e3:.2f} ms with the document's schedule, {after * 1e3:.2f} ms with this one "
+        f"({before / after:.2f}x)"
+    )
+    if args.write:
+        write_schedules(built, scheduled.schedules)
+        path = built.document.save(args.doc)
+        print(f"# written into {path}")
     return 0
 
 

@@ -1,7 +1,8 @@
 """The benchmark pipelines, written once against the API Pixelweave shares with Halide.
 
 Each `build_*(m)` takes the module (`engine` or `halide`) and returns (output Func,
-{input name: ImageParam/Param}); algorithm and schedule are identical for both, and the
+{input name: ImageParam/Param}); with `schedule=False` the Funcs keep the default schedule
+(for the automatic schedulers). Algorithm and schedule are identical for both, and the
 schedules are the CPU schedules of Halide's own apps/ folder (minus directives Pixelweave
 does not have, e.g. compute_with and store_in, left out on both sides).
 """
@@ -15,7 +16,7 @@ VECTOR_F32 = 16  # natural vector width for float32 with AVX-512 (8 with AVX2)
 VECTOR_U16 = 32
 
 
-def build_blur(m: Any, vec: int = VECTOR_U16) -> tuple[Any, dict]:
+def build_blur(m: Any, vec: int = VECTOR_U16, schedule: bool = True) -> tuple[Any, dict]:
     """apps/blur: 3x3 box blur of a u16 image (the input is 2 pixels larger in x and y),
     sliding window within strips of 8 rows."""
     x, y, yi = m.Var("x"), m.Var("y"), m.Var("yi")
@@ -23,12 +24,14 @@ def build_blur(m: Any, vec: int = VECTOR_U16) -> tuple[Any, dict]:
     blur_x, blur_y = m.Func("blur_x"), m.Func("blur_y")
     blur_x[x, y] = (inp[x, y] + inp[x + 1, y] + inp[x + 2, y]) / 3
     blur_y[x, y] = (blur_x[x, y] + blur_x[x, y + 1] + blur_x[x, y + 2]) / 3
+    if not schedule:
+        return blur_y, {"input": inp}
     blur_y.split(y, y, yi, 8).parallel(y).vectorize(x, vec)
     blur_x.store_at(blur_y, y).compute_at(blur_y, yi).vectorize(x, vec)
     return blur_y, {"input": inp}
 
 
-def build_unsharp(m: Any, vec: int = VECTOR_F32) -> tuple[Any, dict]:
+def build_unsharp(m: Any, vec: int = VECTOR_F32, schedule: bool = True) -> tuple[Any, dict]:
     """apps/unsharp: Gaussian unsharp mask on planar RGB float."""
     x, y, c, yo, yi = m.Var("x"), m.Var("y"), m.Var("c"), m.Var("yo"), m.Var("yi")
     sigma = 1.5
@@ -43,13 +46,15 @@ def build_unsharp(m: Any, vec: int = VECTOR_F32) -> tuple[Any, dict]:
     sharpen[x, y] = 2 * gray[x, y] - blur_x[x, y]
     ratio[x, y] = sharpen[x, y] / gray[x, y]
     output[x, y, c] = ratio[x, y] * inp[x, y, c]
+    if not schedule:
+        return output, {"input": inp}
     output.split(y, yo, yi, 32).vectorize(x, vec).parallel(yo).reorder(x, c, yi, yo)
     for f in (gray, blur_y, ratio):
         f.compute_at(output, yi).store_at(output, yo).vectorize(x, vec)
     return output, {"input": inp}
 
 
-def build_harris(m: Any, vec: int = VECTOR_F32) -> tuple[Any, dict]:
+def build_harris(m: Any, vec: int = VECTOR_F32, schedule: bool = True) -> tuple[Any, dict]:
     """apps/harris: Harris corner response of planar RGB float (output 6 pixels smaller)."""
     x, y, yi = m.Var("x"), m.Var("y"), m.Var("yi")
     inp = m.ImageParam(m.Float(32), 3, "input")
@@ -81,13 +86,15 @@ def build_harris(m: Any, vec: int = VECTOR_F32) -> tuple[Any, dict]:
     det[x, y] = sxx[x, y] * syy[x, y] - sxy[x, y] * sxy[x, y]
     trace[x, y] = sxx[x, y] + syy[x, y]
     output[x, y] = det[x, y] - 0.04 * trace[x, y] * trace[x, y]
+    if not schedule:
+        return output, {"input": inp}
     output.split(y, y, yi, 32).parallel(y).vectorize(x, vec)
     for f in (ix, iy):
         f.store_at(output, y).compute_at(output, yi).vectorize(x, vec)
     return output, {"input": inp}
 
 
-def build_bilateral_grid(m: Any, vec: int = 8, s_sigma: int = 8) -> tuple[Any, dict]:
+def build_bilateral_grid(m: Any, vec: int = 8, s_sigma: int = 8, schedule: bool = True) -> tuple[Any, dict]:
     """apps/bilateral_grid: edge-preserving smoothing of a gray float image."""
     x, y, z, c = m.Var("x"), m.Var("y"), m.Var("z"), m.Var("c")
     inp = m.ImageParam(m.Float(32), 2, "input")
@@ -136,6 +143,8 @@ def build_bilateral_grid(m: Any, vec: int = 8, s_sigma: int = 8) -> tuple[Any, d
     )
     output = m.Func("bilateral_grid")
     output[x, y] = interpolated[x, y, 0] / interpolated[x, y, 1]
+    if not schedule:
+        return output, {"input": inp, "r_sigma": r_sigma}
     blurz.compute_at(blurx, y).reorder(c, z, x, y).vectorize(x, vec).unroll(c)
     histogram.compute_at(blurz, y)
     histogram.update(0).reorder(c, r.x, r.y, x, y).unroll(c)

@@ -221,6 +221,14 @@ class Pipeline:
         with deep_recursion():
             return export_library(lowering.lowered, name, directory, target)
 
+    def auto_schedule(self, target: str = "host", method: str = "analytic", **options: Any) -> str:
+        """Choose a schedule for every Func automatically (from the `set_estimate`s of the
+        outputs and inputs), apply it and return it as Halide-style text. See
+        engine/autoschedule for the methods and their options."""
+        from pixelweave.engine.autoschedule import auto_schedule
+
+        return auto_schedule(self, target, method, **options).text
+
     def realize(
         self,
         sizes: list[int] | tuple[int, ...],

@@ -10,6 +10,7 @@ lowering passes read them and report impossible combinations.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -457,6 +458,32 @@ class FuncScheduling:
 
     def schedule_of(self) -> FuncSchedule:
         return self._sched()
+
+    def schedule_snapshot(self) -> tuple[FuncSchedule, list[StageSchedule | None]]:
+        """A copy of every directive given to this Func and its updates (restore_schedule
+        puts it back), so a search can try other schedules and return to this one."""
+        state = self._sched()
+        call = FuncSchedule(state.compute_level, state.store_level, dict(state.bounds),
+                            None if state.storage_order is None else list(state.storage_order))  # fmt: skip
+        stages = [self._require_defined(), *self.updates()]
+        return call, [copy.deepcopy(d.schedule) for d in stages]
+
+    def restore_schedule(self, snapshot: tuple[FuncSchedule, list[StageSchedule | None]]):
+        """Put back the directives a schedule_snapshot() recorded."""
+        call, stage_schedules = snapshot
+        order = None if call.storage_order is None else list(call.storage_order)
+        self._schedule_state = FuncSchedule(call.compute_level, call.store_level, dict(call.bounds), order)
+        for d, stage in zip([self._require_defined(), *self.updates()], stage_schedules, strict=True):
+            d.schedule = copy.deepcopy(stage)
+        return self
+
+    def clear_schedule(self):
+        """Forget every directive given to this Func and its updates (back to the defaults)."""
+        self._schedule_state = None
+        self._require_defined().schedule = None
+        for d in self.updates():
+            d.schedule = None
+        return self
 
     def split(self, *args: Any, **kw: Any):
         self._pure_stage().split(*args, **kw)

@@ -61,6 +61,7 @@ class Func(FuncScheduling):
         self._updates: list[Definition] = []
         self._frozen_by: str | None = None
         self._schedule_state: Any = None
+        self._estimates: dict[str, tuple[int, int]] = {}
 
     # ------------------------------------------------------------------ introspection
     def name(self) -> str:
@@ -108,6 +109,34 @@ class Func(FuncScheduling):
 
     def __repr__(self) -> str:
         return f"<engine.Func {self._name}>"
+
+    # ------------------------------------------------------------------ size estimates
+    def set_estimate(self, var: Any, min: int, extent: int) -> Func:  # noqa: A002 - Halide's keyword
+        """Expected range of dimension `var` (for an output: the size it is usually
+        realized at), read by the automatic scheduler; it does not change what is computed."""
+        name = var.name if isinstance(var, E.Variable) else var
+        pure = [a.name for a in self.args()]
+        if name not in pure:
+            raise CompileError(
+                f"Func `{self._name}` has no dimension {name} to estimate; its dimensions are {', '.join(pure)}"
+            )
+        self._estimates[name] = check_estimate(f"Func `{self._name}`, dimension {name}", min, extent)
+        return self
+
+    def set_estimates(self, ranges: list[tuple[int, int]]) -> Func:
+        """set_estimate for every dimension at once: one (min, extent) per dimension."""
+        pure = self.args()
+        if len(ranges) != len(pure):
+            raise CompileError(
+                f"set_estimates of Func `{self._name}` needs {len(pure)} (min, extent) pairs, got {len(ranges)}"
+            )
+        for v, (lo, extent) in zip(pure, ranges, strict=True):
+            self.set_estimate(v, lo, extent)
+        return self
+
+    def estimates(self) -> dict[str, tuple[int, int]]:
+        """The (min, extent) estimate of each dimension given so far, by Var name."""
+        return dict(self._estimates)
 
     # ------------------------------------------------------------------ definitions
     def __getitem__(self, args: Any) -> FuncRef:
@@ -209,6 +238,16 @@ class Func(FuncScheduling):
         """`f[args] += e` on an undefined Func first defines f as the identity over new Vars."""
         implicit = tuple(Var(f"{self._name}_{i}") for i in range(nargs))
         self._pure = Definition(implicit, E.Const(t, identity), pure_vars=tuple(v.name for v in implicit))
+
+
+def check_estimate(what: str, lo: Any, extent: Any) -> tuple[int, int]:
+    """(min, extent) as ints, or CompileError: estimates are plain integers, extent positive."""
+    for label, v in (("min", lo), ("extent", extent)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise CompileError(f"the estimated {label} of {what} must be an int, got {v!r}")
+    if extent < 1:
+        raise CompileError(f"the estimated extent of {what} must be positive, got {extent}")
+    return lo, extent
 
 
 def _freeze_callees(e: E.Expr, consumer: Func) -> None:

@@ -17,7 +17,7 @@ _param_counter = itertools.count()
 class Param(E.Variable):
     """A scalar known only when the pipeline runs (Halide's Param), usable as an Expr."""
 
-    __slots__ = ("_value", "default", "range")
+    __slots__ = ("_value", "default", "estimate", "range")
 
     def __init__(
         self,
@@ -32,6 +32,7 @@ class Param(E.Variable):
         object.__setattr__(self, "default", None if default is None else self._check(default))
         object.__setattr__(self, "_value", self.default)
         object.__setattr__(self, "range", (min, max))
+        object.__setattr__(self, "estimate", None)
 
     def _check(self, value: Any) -> int | float:
         return check_scalar(self.name, self.type(), value)
@@ -44,6 +45,10 @@ class Param(E.Variable):
 
     def set_range(self, lo: int | float | None, hi: int | float | None) -> None:
         object.__setattr__(self, "range", (lo, hi))
+
+    def set_estimate(self, value: int | float) -> None:
+        """The value the automatic scheduler assumes (without one it uses the current value)."""
+        object.__setattr__(self, "estimate", self._check(value))
 
 
 def check_scalar(name: str, t: Type, value: Any) -> int | float:
@@ -87,6 +92,14 @@ class Dimension:
     def stride(self) -> E.Expr:
         return self._stride
 
+    def set_estimate(self, min: int, extent: int) -> Dimension:  # noqa: A002 - Halide's keyword
+        """Expected (min, extent) of this dimension, read by the automatic scheduler."""
+        from pixelweave.engine.ir.func import check_estimate
+
+        what = f"input image `{self.image.name()}`, dimension {self.index}"
+        self.image._estimates[self.index] = check_estimate(what, min, extent)
+        return self
+
 
 class ImageParam:
     """An input image of a given element type and dimensionality (Halide's ImageParam).
@@ -103,6 +116,7 @@ class ImageParam:
         self._name = name if name is not None else f"input{next(_param_counter)}"
         self._dims = [Dimension(self, i) for i in range(dimensions)]
         self._array: np.ndarray | None = None
+        self._estimates: dict[int, tuple[int, int]] = {}
 
     def name(self) -> str:
         return self._name
@@ -141,6 +155,21 @@ class ImageParam:
 
     def set(self, array: np.ndarray) -> None:
         self._array = check_image(self, array)
+
+    def set_estimates(self, ranges: list[tuple[int, int]]) -> ImageParam:
+        """Expected (min, extent) of every dimension, read by the automatic scheduler."""
+        if len(ranges) != len(self._dims):
+            raise CompileError(
+                f"set_estimates of input image `{self._name}` needs {len(self._dims)} (min, extent) pairs, "
+                f"got {len(ranges)}"
+            )
+        for d, (lo, extent) in zip(self._dims, ranges, strict=True):
+            d.set_estimate(lo, extent)
+        return self
+
+    def estimates(self) -> dict[int, tuple[int, int]]:
+        """The (min, extent) estimate of each dimension given so far, by dimension index."""
+        return dict(self._estimates)
 
     def get(self) -> np.ndarray | None:
         return self._array

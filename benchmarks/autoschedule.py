@@ -1,0 +1,290 @@
+"""Automatic schedules against hand schedules and Halide's autoschedulers, in one run.
+
+    python -m benchmarks.autoschedule [--runs N] [--threads N] [--tune SECONDS] [--apps-only | --examples-only]
+
+Part 1, the benchmark pipelines of benchmarks/apps.py (the same algorithms in both
+compilers): Pixelweave's analytic and tuned (--tune seconds) schedules beside Pixelweave's hand schedule (Halide's
+apps/ schedules) and, in Halide 21, the hand schedule and the Mullapudi2016, Adams2019
+(beam size 1) and Li2018 autoschedulers; with the time each scheduler took to choose.
+Part 2, every bundled example document: the default schedule (every pure Func inline),
+the document's hand schedule and the analytic schedule, and the speed-up of each over
+the default. Times are the least of N alternating runs (robust on a shared machine),
+after a warm-up; every result is checked against the others before timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks import apps
+
+ROOT = Path(__file__).resolve().parent.parent
+HALIDE_SCHEDULERS = (
+    ("Mullapudi2016", {}),
+    ("Adams2019", {"beam_size": "1"}),
+    ("Li2018", {}),
+)
+
+
+def least_times(fns: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+    """The least wall time (ms) of each callable, runs alternating between them."""
+    for fn in fns.values():
+        fn()
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(runs):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return {k: v * 1000 for k, v in best.items()}
+
+
+# ---------------------------------------------------------------------------- part 1
+
+
+def app_cases(rng: np.random.Generator) -> list[tuple[str, Callable, dict, list[int], type]]:
+    return [
+        ("blur", apps.build_blur, {"input": rng.integers(0, 4000, (4802, 6402)).astype(np.uint16)}, [6400, 4800],
+         np.uint16),
+        ("unsharp", apps.build_unsharp, {"input": rng.random((3, 1536, 2560), dtype=np.float32) * 0.9 + 0.1},
+         [2560, 1536, 3], np.float32),
+        ("harris", apps.build_harris, {"input": rng.random((3, 1030, 1926), dtype=np.float32)}, [1920, 1024],
+         np.float32),
+        ("bilateral grid", apps.build_bilateral_grid, {"input": rng.random((2560, 1536), dtype=np.float32),
+         "r_sigma": 0.1}, [1536, 2560], np.float32),
+    ]  # fmt: skip
+
+
+def _load_halide_plugins(hl) -> None:
+    folder = Path(hl.__file__).parent / "lib64"
+    for name, _ in HALIDE_SCHEDULERS:
+        found = glob.glob(str(folder / f"libautoschedule_{name.lower()}.*"))
+        if not found:
+            raise SystemExit(f"the halide package has no {name} autoscheduler in {folder}")
+        hl.load_plugin(found[0])
+
+
+def _pixelweave_impls(build, inputs, sizes, dtype, tune_s: float) -> tuple[dict, dict, dict]:
+    from pixelweave.engine.autoschedule import auto_schedule
+    from pixelweave.engine.runtime.buffer import aligned_empty
+
+    import pixelweave as pw
+
+    impls, search, outputs = {}, {}, {}
+    for label in ("hand", "analytic", "tune") if tune_s > 0 else ("hand", "analytic"):
+        out, handles = build(pw, schedule=(label != "analytic"))  # the tuner starts from the hand schedule too
+        pipeline = pw.Pipeline(out)
+        if label != "hand":
+            out.set_estimates([(0, s) for s in sizes])
+            handles["input"].set_estimates([(0, s) for s in inputs["input"].shape[::-1]])
+            options = {"budget_s": tune_s, "inputs": inputs} if label == "tune" else {}
+            search[label] = auto_schedule(pipeline, method=label, **options).search_seconds
+        fn = pipeline.compile()
+        buf = aligned_empty(sizes[::-1], dtype)
+        fn(sizes, inputs, out=buf)
+        outputs[f"pw {label}"] = buf
+        impls[f"pw {label}"] = lambda fn=fn, buf=buf: fn(sizes, inputs, out=buf)
+    return impls, search, outputs
+
+
+def _halide_impls(build, inputs, sizes, dtype, threads: int) -> tuple[dict, dict, dict]:
+    import halide as hl
+
+    target = hl.get_jit_target_from_environment()
+    impls, search, outputs = {}, {}, {}
+    for label, params in [("hand", None), *HALIDE_SCHEDULERS]:
+        out, handles = build(hl, schedule=params is None)
+        for name, value in inputs.items():
+            handles[name].set(hl.Buffer(value) if isinstance(value, np.ndarray) else value)
+        pipeline = hl.Pipeline(out)
+        if params is not None:
+            out.set_estimates([hl.Range(0, s) for s in sizes])
+            handles["input"].set_estimates([hl.Range(0, s) for s in inputs["input"].shape[::-1]])
+            if "r_sigma" in handles:
+                handles["r_sigma"].set_estimate(float(inputs["r_sigma"]))
+            start = time.perf_counter()
+            try:
+                pipeline.apply_autoscheduler(target, hl.AutoschedulerParams(label, {"parallelism": str(threads),
+                                                                                     **params}))
+            except Exception as e:
+                print(f"  Halide {label} failed: {str(e).splitlines()[0][:120]}")
+                continue
+            search[label] = time.perf_counter() - start
+        buf = hl.Buffer(hl.UInt(16) if dtype == np.uint16 else hl.Float(32), sizes)
+        try:
+            pipeline.compile_jit(target)
+            pipeline.realize(buf)
+        except Exception as e:
+            print(f"  Halide {label} schedule fails to run: {str(e).splitlines()[0][:160]}")
+            continue
+        outputs[f"hl {label}"] = np.asarray(buf)
+        impls[f"hl {label}"] = lambda pipeline=pipeline, buf=buf: pipeline.realize(buf)
+    return impls, search, outputs
+
+
+def run_apps(runs: int, threads: int, tune_s: float) -> list[dict]:
+    import halide as hl
+
+    _load_halide_plugins(hl)
+    rows = []
+    for name, build, inputs, sizes, dtype in app_cases(np.random.default_rng(0)):
+        pw_impls, pw_search, pw_out = _pixelweave_impls(build, inputs, sizes, dtype, tune_s)
+        hl_impls, hl_search, hl_out = _halide_impls(build, inputs, sizes, dtype, threads)
+        reference = pw_out["pw hand"]
+        for label, out in {**pw_out, **hl_out}.items():
+            if not np.allclose(out, reference, rtol=1e-3, atol=1e-3):
+                print(f"  {name}: {label} differs from the hand schedule's result")
+        times = least_times({**pw_impls, **hl_impls}, runs)
+        rows.append({"name": name, "times": times, "search": {**pw_search, **{f"hl {k}": v for k, v in
+                                                                             hl_search.items()}}})
+        print(f"  {name}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in times.items()), flush=True)
+    return rows
+
+
+def apps_table(rows: list[dict]) -> str:
+    columns = ["pw hand", "pw analytic", "pw tune", "hl hand", "hl Mullapudi2016", "hl Adams2019", "hl Li2018"]
+    head = ["pipeline", "Pixelweave hand", "Pixelweave analytic", "Pixelweave tuned", "Halide hand",
+            "Mullapudi2016", "Adams2019 (beam 1)", "Li2018", "analytic / Mullapudi2016", "tuned / Pixelweave hand",
+            "search: analytic / Mullapudi / Adams / Li"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    ratios = []
+    for r in rows:
+        t = r["times"]
+        cells = [f"{t[c]:.2f} ms" if c in t else "failed" for c in columns]
+        ratio = t["pw analytic"] / t["hl Mullapudi2016"] if "hl Mullapudi2016" in t else float("nan")
+        tuned = f"{t['pw tune'] / t['pw hand']:.2f}" if "pw tune" in t else "—"
+        ratios.append(ratio)
+        s = r["search"]
+        search = " / ".join(f"{s[k]:.2f} s" if k in s else "—" for k in
+                            ("analytic", "hl Mullapudi2016", "hl Adams2019", "hl Li2018"))
+        lines.append(f"| {r['name']} | " + " | ".join(cells) + f" | {ratio:.2f} | {tuned} | {search} |")
+    finite = [x for x in ratios if x == x]
+    if finite:
+        geo = float(np.exp(np.mean(np.log(finite))))
+        lines.append(f"\ngeometric mean of analytic / Mullapudi2016: {geo:.2f}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- part 2
+
+
+EXAMPLE_TIMEOUT_S = 300
+
+
+def measure_example(path: Path, runs: int) -> None:
+    """Time one example (in a child process: an all-inline default can take very long to
+    compile); prints one JSON line per result, the default last."""
+    import json
+
+    from pixelweave.nodes.autoschedule import schedule_document
+    from pixelweave.nodes.pipeline_build import open_document
+
+    built = open_document(path)
+    images = built.sample_inputs()
+    sizes = built.output_sizes(images, {})
+
+    def runner() -> Callable[[], object]:
+        compiled = built.runner.compile(sizes)
+        outs = [fn(size, images) for _, size, fn in compiled]
+        return lambda: [fn(size, images, out=o) for (_, size, fn), o in zip(compiled, outs, strict=True)]
+
+    hand = runner()
+    expected = hand()
+    snapshots = {id(f): f.schedule_snapshot() for f in built.pipeline().funcs}
+    start = time.perf_counter()
+    scheduled = schedule_document(built, images)
+    total = time.perf_counter() - start
+    print(json.dumps({"search": scheduled.result.search_seconds, "with_check": total}), flush=True)
+    analytic = runner()
+    for a, b in zip(analytic(), expected, strict=True):
+        if not np.allclose(a, b, rtol=1e-4, atol=1e-4):
+            print(json.dumps({"warning": "the analytic schedule's result differs from the hand schedule's"}))
+    times = least_times({"hand": hand, "analytic": analytic}, runs)
+    print(json.dumps(times), flush=True)
+    for f in built.pipeline().funcs:
+        f.clear_schedule()
+    default = runner()
+    print(json.dumps(least_times({"default": default}, max(2, runs // 3))), flush=True)
+    for f in built.pipeline().funcs:
+        f.restore_schedule(snapshots[id(f)])
+
+
+def run_examples(runs: int) -> list[dict]:
+    import json
+    import subprocess
+    import sys
+
+    rows = []
+    for path in sorted((ROOT / "resources" / "examples").glob("*.json")):
+        command = [sys.executable, "-m", "benchmarks.autoschedule", "--example", str(path), "--runs", str(runs)]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=EXAMPLE_TIMEOUT_S, cwd=ROOT)
+            lines = done.stdout.splitlines()
+        except subprocess.TimeoutExpired as e:
+            lines = (e.stdout.decode() if isinstance(e.stdout, bytes) else e.stdout or "").splitlines()
+        row: dict = {"name": path.stem, "times": {}}
+        for line in lines:
+            item = json.loads(line)
+            if "search" in item:
+                row.update(item)
+            elif "warning" in item:
+                print(f"  {path.stem}: {item['warning']}")
+            else:
+                row["times"].update(item)
+        rows.append(row)
+        print(f"  {path.stem}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in row["times"].items()), flush=True)
+    return rows
+
+
+def examples_table(rows: list[dict]) -> str:
+    lines = ["| example | default (inline) | hand | analytic | hand speed-up | analytic speed-up | "
+             "analytic / hand speed-up | search (with the lowering check) |", "|" + " --- |" * 8]
+    for r in rows:
+        t = r["times"]
+
+        def ms(key: str, t: dict = t) -> str:
+            return f"{t[key]:.2f} ms" if key in t else f"not done in {EXAMPLE_TIMEOUT_S} s"
+
+        if "default" in t and "hand" in t and "analytic" in t:
+            hand_up, auto_up = t["default"] / t["hand"], t["default"] / t["analytic"]
+            ups = f"{hand_up:.1f}x | {auto_up:.1f}x | {auto_up / hand_up:.2f}"
+        elif "hand" in t and "analytic" in t:
+            ups = f"— | — | (hand / analytic time: {t['hand'] / t['analytic']:.2f})"
+        else:
+            ups = "— | — | —"
+        search = f"{r['search']:.2f} s ({r['with_check']:.1f} s)" if "search" in r else "—"
+        lines.append(f"| {r['name']} | {ms('default')} | {ms('hand')} | {ms('analytic')} | {ups} | {search} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="timed runs per implementation")
+    parser.add_argument("--threads", type=int, default=2, help="threads for both compilers (default 2)")
+    parser.add_argument("--tune", type=float, default=60.0, help="tuner budget per pipeline in seconds (0: no tuner)")
+    parser.add_argument("--apps-only", action="store_true")
+    parser.add_argument("--examples-only", action="store_true")
+    parser.add_argument("--example", metavar="DOC", help=argparse.SUPPRESS)  # the child process of part 2
+    args = parser.parse_args()
+    os.environ["PIXELWEAVE_NUM_THREADS"] = str(args.threads)
+    os.environ["HL_NUM_THREADS"] = str(args.threads)
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
+    if args.example:
+        measure_example(Path(args.example), args.runs)
+        return
+    if not args.examples_only:
+        print(apps_table(run_apps(args.runs, args.threads, args.tune)), flush=True)
+    if not args.apps_only:
+        print(examples_table(run_examples(args.runs)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,410 @@
+"""The analytic scheduler: a schedule from reuse analysis and a cost model, no measurement.
+
+After Sioutas et al., "Schedule Synthesis for Halide Pipelines through Reuse Analysis"
+(TACO 2019), in four steps:
+
+1. Inline the Funcs whose recomputation costs less than storing them: a Func read once
+   per point, or so cheap that recomputing it for every reader is nearly free (boundary
+   conditions, pointwise arithmetic).
+2. Group the remaining Funcs greedily, consumers first: a producer joins the group of its
+   consumers when all its consumers are in one group and the memory traffic saved by
+   keeping it in cache (its whole buffer written and read back) outweighs the recomputation
+   at tile borders, estimated from the footprint (by interval analysis) of a tile of the
+   group's output on the producer.
+3. Tile each group's output in strips of rows (the dimension after the innermost), sized
+   by a cost model of the work (with the redundant border work of every member), the
+   parallel tasks for the machine's cores, and a working set that fits the L2 cache.
+   Members whose footprint advances one row per output row are computed per row and
+   stored per strip (a sliding window); the others are computed per strip.
+4. Vectorize each stage's innermost storage dimension at the natural width of its type,
+   and parallelize the strips (and the outer pure dimension of updates).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+from pixelweave.engine.analysis.interval import Interval
+from pixelweave.engine.autoschedule.analysis import (
+    Box,
+    PipelineAnalysis,
+    bytes_per_point,
+    finite,
+    func_cost,
+    volume,
+)
+from pixelweave.engine.autoschedule.directives import Directive, FuncRef
+from pixelweave.engine.autoschedule.estimates import output_boxes, parameter_scope
+from pixelweave.engine.autoschedule.machine import Machine
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.func import Func
+from pixelweave.engine.pipeline import Pipeline
+
+# Inline a Func when inlining it everywhere adds at most this many operations per point.
+INLINE_EXTRA_OPS = 8.0
+# A Func that only re-indexes another (a boundary condition) is inlined for up to this many reads.
+REINDEX_MAX_READS = 16.0
+# Moving a byte to or from memory, in units of one arithmetic operation.
+BYTE_COST = 4.0
+# Scheduling overhead of one parallel task, in operations.
+TASK_COST = 5000.0
+# A fused producer may at most double its work through border recomputation.
+MAX_REDUNDANCY = 1.0
+STRIP_CANDIDATES = (2, 4, 8, 16, 32, 64, 128, 256)
+TRIAL_STRIP = 16
+SMALL_DIM = 4  # dimensions this small (colour channels) run inside the strip
+
+
+@dataclass
+class Overrides:
+    """Decisions forced on the analytic scheduler (what the tuner mutates); empty: none."""
+
+    inline: dict[str, bool] = field(default_factory=dict)  # per pure Func: inline or not
+    keep_root: frozenset[str] = frozenset()  # Funcs never fused into a consumer's strips
+    strips: dict[str, int] = field(default_factory=dict)  # rows per strip, per group output
+    no_sliding: frozenset[str] = frozenset()  # members computed per strip, not per row
+    lanes_scale: dict[str, float] = field(default_factory=dict)  # times the natural vector width
+    serial: frozenset[str] = frozenset()  # group outputs whose strips run on one thread
+    unroll: frozenset[str] = frozenset()  # group outputs whose small (channel) loops are unrolled
+
+
+@dataclass
+class Group:
+    """A group's output (computed at root) and the producers computed inside its strips."""
+
+    root: Func
+    members: list[Func] = field(default_factory=list)  # consumers before producers
+    sliding: set[int] = field(default_factory=set)
+    strip: int = 0
+    yi: str = ""
+
+
+@dataclass
+class Plan:
+    """The scheduler's decisions, for inspection and for the text of the schedule."""
+
+    inlined: list[str]
+    groups: list[Group]
+    directives: list[Directive]
+
+
+class AnalyticScheduler:
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        machine: Machine,
+        overrides: Overrides | None = None,
+        analysis: PipelineAnalysis | None = None,
+    ) -> None:
+        names = [f.name() for f in pipeline.funcs]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ScheduleError(f"the automatic scheduler needs distinct Func names, but `{dup[0]}` names several")
+        self.pipeline = pipeline
+        self.machine = machine
+        self.overrides = overrides or Overrides()
+        self.analysis = analysis or PipelineAnalysis(pipeline, parameter_scope(pipeline), output_boxes(pipeline))
+        for f in pipeline.funcs:
+            if not finite(self.analysis.region(f)):
+                raise ScheduleError(
+                    f"the automatic scheduler cannot bound the region of Func `{f.name()}` from the estimates: "
+                    "it is read at coordinates whose range is unknown; clamp them or add a boundary condition"
+                )
+        self.inlined: set[int] = set()
+        self.cost: dict[int, float] = {}
+        self.group_of: dict[int, Group] = {}
+        self._footprint_memo: dict[tuple, tuple[dict[int, Box], float]] = {}
+
+    # ------------------------------------------------------------------ 1. inlining
+    def _choose_inlining(self) -> None:
+        evals: dict[int, float] = {}  # evaluations per point of a Func's region
+        for f in reversed(self.pipeline.funcs):
+            if self.analysis.is_output(f) or f.has_update_definition() or not self.analysis.sites[id(f)]:
+                evals[id(f)] = 1.0
+                continue
+            own = self.analysis.points(f)
+            total, seen = 0.0, set()
+            for s in self.analysis.sites[id(f)]:
+                key = (id(s.definition), s.call.key())
+                if key in seen:
+                    continue
+                seen.add(key)
+                region = self.analysis.regions.get(id(s.consumer), [])
+                total += evals[id(s.consumer)] * self.analysis.iteration_points(s.consumer, s.definition, region)
+            ratio = total / own if own > 0 else 1.0
+            cost = func_cost(f, {})
+            cheap = cost * (ratio - 1) <= INLINE_EXTRA_OPS or (_reindexes(f) and ratio <= REINDEX_MAX_READS)
+            if self.overrides.inline.get(f.name(), ratio <= 1.05 or cheap):
+                self.inlined.add(id(f))
+                evals[id(f)] = ratio
+            else:
+                evals[id(f)] = 1.0
+        inlined_cost: dict[int, float] = {}
+        for f in self.pipeline.funcs:
+            c = func_cost(f, inlined_cost)
+            self.cost[id(f)] = c
+            if id(f) in self.inlined:
+                inlined_cost[id(f)] = c
+
+    def stage_consumers(self, f: Func) -> list[Func]:
+        """The computed (not inlined) Funcs that read f, directly or through inlined ones."""
+        found: dict[int, Func] = {}
+        for c in self.analysis.consumers(f):
+            for g in self.stage_consumers(c) if id(c) in self.inlined else [c]:
+                found.setdefault(id(g), g)
+        return list(found.values())
+
+    # ------------------------------------------------------------------ 2. grouping
+    def _group(self) -> list[Group]:
+        groups: list[Group] = []
+        for f in reversed(self.pipeline.funcs):
+            if id(f) in self.inlined:
+                continue
+            joined = self._try_join(f)
+            if joined is None:
+                g = Group(f)
+                groups.append(g)
+                self.group_of[id(f)] = g
+        return groups
+
+    def _try_join(self, f: Func) -> Group | None:
+        if self.analysis.is_output(f) or f.has_update_definition() or f.name() in self.overrides.keep_root:
+            return None
+        consumers = self.stage_consumers(f)
+        targets = {id(self.group_of[id(c)]) for c in consumers}
+        if len(targets) != 1:
+            return None
+        g = self.group_of[id(consumers[0])]
+        if g.root.has_update_definition() or g.root.dimensions() < 2:
+            return None
+        trial = Group(g.root, [*g.members, f])
+        work = self._member_work(trial, f, self._trial_strip(g.root))
+        points = self.analysis.points(f)
+        redundancy = work / points - 1 if points > 0 else 0.0
+        saved = 2 * BYTE_COST * bytes_per_point(f) * points
+        lost = redundancy * points * self.cost[id(f)]
+        if redundancy > MAX_REDUNDANCY or lost >= saved:
+            return None
+        g.members.append(f)
+        self.group_of[id(f)] = g
+        return g
+
+    # ------------------------------------------------------------------ 3. strips
+    def _layout(self, root: Func) -> tuple[list[str], list[str], list[str]]:
+        """(innermost dim + small dims, [strip dim], outer dims) of a group's output."""
+        names = [a.name for a in root.args()]
+        box = self.analysis.region(root)
+        small = [n for i, n in enumerate(names[2:], 2) if box[i].hi - box[i].lo + 1 <= SMALL_DIM]
+        outer = [n for n in names[2:] if n not in small]
+        return [names[0], *small], [names[1]], outer
+
+    def _tile_box(self, root: Func, strip: int, rows: int | None = None) -> tuple[Box, float]:
+        """The region of the root one strip covers (in the middle of the image), and the
+        number of strips; `rows` narrows the strip to its first rows."""
+        box = self.analysis.region(root)
+        names = [a.name for a in root.args()]
+        _, _, outer = self._layout(root)
+        extent = box[1].hi - box[1].lo + 1
+        n = math.ceil(extent / strip)
+        y0 = box[1].lo + strip * (n // 2)
+        y0 = min(y0, box[1].hi - strip + 1) if extent >= strip else box[1].lo
+        tile = list(box)
+        tile[1] = Interval(y0, min(box[1].hi, y0 + (rows or strip) - 1))
+        tasks = float(n)
+        for i, name in enumerate(names):
+            if name in outer:
+                mid = (box[i].lo + box[i].hi) // 2
+                tile[i] = Interval(mid, mid)
+                tasks *= box[i].hi - box[i].lo + 1
+        return tile, tasks
+
+    def _footprints(self, g: Group, strip: int, rows: int | None = None) -> tuple[dict[int, Box], float]:
+        key = (id(g.root), tuple(id(m) for m in g.members), strip, rows)
+        hit = self._footprint_memo.get(key)
+        if hit is None:
+            tile, tasks = self._tile_box(g.root, strip, rows)
+            if g.members:  # through inlined Funcs too: they may lead to members
+                members = {id(m) for m in g.members} | set(self.inlined)
+                regions = self.analysis.propagate({id(g.root): tile}, members)
+            else:
+                regions = {id(g.root): tile}
+            hit = self._footprint_memo[key] = (regions, tasks)
+        return hit
+
+    def _trial_strip(self, root: Func) -> int:
+        """The strip height the benefit of a fusion is judged at (the final one is chosen
+        once the group is complete): the typical height, or the whole extent if smaller."""
+        box = self.analysis.region(root)
+        return int(min(TRIAL_STRIP, box[1].hi - box[1].lo + 1))
+
+    def _member_work(self, g: Group, f: Func, strip: int) -> float:
+        regions, tasks = self._footprints(g, strip)
+        return volume(regions.get(id(f), [])) * tasks
+
+    def _choose_strip(self, g: Group) -> int:
+        """Rows per strip: the fastest by the cost model among the heights whose working set
+        (the members' footprints) fits in the L2 cache; the smallest if none fits."""
+        box = self.analysis.region(g.root)
+        extent = int(box[1].hi - box[1].lo + 1)
+        candidates = [s for s in STRIP_CANDIDATES if s <= extent] or [max(1, extent)]
+        scored = []
+        for s in candidates:
+            regions, tasks = self._footprints(g, s)
+            work = sum(self.cost[id(m)] * volume(regions.get(id(m), [])) for m in [g.root, *g.members]) * tasks
+            # Dynamic scheduling: the cores share the work, the last task may run alone.
+            time = work / self.machine.cores + work / tasks + TASK_COST * tasks / self.machine.cores
+            ws = sum(bytes_per_point(m) * volume(regions.get(id(m), [])) for m in g.members)
+            scored.append((s, time, ws))
+        fitting = [c for c in scored if c[2] <= self.machine.l2_bytes] or scored[:1]
+        best, best_time = fitting[0][0], fitting[0][1]
+        for s, time, _ in fitting[1:]:
+            if time < best_time * 0.999:
+                best, best_time = s, time
+        return best
+
+    def _sliding_members(self, g: Group) -> set[int]:
+        """Members whose footprint advances exactly one row per row of the output (and whose
+        consumers in the group slide too): computed per row, stored per strip."""
+        if not g.members:
+            return set()
+        growth: dict[int, list[Box]] = {}
+        for rows in (1, 2, 3, 4):
+            regions, _ = self._footprints(g, g.strip, rows)
+            for m in g.members:
+                growth.setdefault(id(m), []).append(regions.get(id(m), []))
+        sliding: set[int] = set()
+        for m in g.members:  # consumers first
+            boxes = growth[id(m)]
+            ok = g.strip >= 4 and m.name() not in self.overrides.no_sliding
+            ok = ok and all(len(b) == len(boxes[0]) for b in boxes)
+            if ok:
+                for a, b in itertools.pairwise(boxes):
+                    grown = [(bb.hi - bb.lo) - (aa.hi - aa.lo) for aa, bb in zip(a, b, strict=True)]
+                    if sorted(grown) != [0] * (len(grown) - 1) + [1]:
+                        ok = False
+            consumers = [c for c in self.stage_consumers(m) if c is not g.root]
+            if ok and all(id(c) in sliding for c in consumers):
+                sliding.add(id(m))
+        return sliding
+
+    # ------------------------------------------------------------------ 4. directives
+    def _lanes(self, f: Func, extent: float) -> int:
+        lanes = int(self.machine.lanes(f.type().bits) * self.overrides.lanes_scale.get(f.name(), 1.0))
+        while lanes > 1 and lanes > extent:
+            lanes //= 2
+        return lanes if lanes >= 2 else 0
+
+    def _root_directives(self, g: Group) -> list[Directive]:
+        f = g.root
+        name = f.name()
+        out: list[Directive] = []
+        if not self.analysis.is_output(f):
+            out.append(Directive(name, 0, "compute_root"))
+        box = self.analysis.region(f)
+        args = [a.name for a in f.args()]
+        if len(args) >= 2:
+            inner, (y,), outer = self._layout(f)
+            extent = box[1].hi - box[1].lo + 1
+            yi = _fresh_name(f"{y}i", args)
+            g.yi = yi
+            if g.strip < extent:
+                out.append(Directive(name, 0, "split", (y, y, yi, g.strip)))
+            else:
+                yi = g.yi = y
+            order = [*inner, yi] + ([y] if yi != y else []) + outer
+            current = [args[0], yi, *([y] if yi != y else []), *args[2:]]
+            if order != current:
+                out.append(Directive(name, 0, "reorder", tuple(order)))
+            lanes = self._lanes(f, box[0].hi - box[0].lo + 1)
+            if lanes:
+                out.append(Directive(name, 0, "vectorize", (args[0], lanes)))
+            if name in self.overrides.unroll:
+                for small in inner[1:]:
+                    i = args.index(small)
+                    out.append(Directive(name, 0, "unroll", (small, int(box[i].hi - box[i].lo + 1))))
+            tasks = math.ceil(extent / g.strip)
+            if tasks > 1 and yi != y and name not in self.overrides.serial:
+                out.append(Directive(name, 0, "parallel", (y,)))
+        elif len(args) == 1:
+            extent = box[0].hi - box[0].lo + 1
+            lanes = self._lanes(f, extent)
+            if lanes:
+                out.append(Directive(name, 0, "vectorize", (args[0], lanes)))
+            chunk = lanes * 64 if lanes else 1024
+            if extent >= chunk * 2 * self.machine.cores:
+                out.append(Directive(name, 0, "parallel", (args[0], max(1, chunk // max(1, lanes)))))
+        for k, d in enumerate(f.updates(), 1):
+            # A pure variable of an update indexes distinct points, so its loop may run in
+            # parallel: the one with the most iterations, if there are enough for the cores.
+            pure = [a.name for a in d.args if isinstance(a, E.Variable) and a.kind == "var"]
+            extents = {v: box[args.index(v)].hi - box[args.index(v)].lo + 1 for v in pure}
+            widest = max(pure, key=lambda v: (extents[v], -pure.index(v)), default=None)
+            if widest is not None and extents[widest] >= 2 * self.machine.cores:
+                out.append(Directive(name, k, "parallel", (widest,)))
+        return out
+
+    def _member_directives(self, g: Group, m: Func) -> list[Directive]:
+        args = [a.name for a in m.args()]
+        root, (y,) = g.root, self._layout(g.root)[1]
+        out: list[Directive] = []
+        if id(m) in g.sliding and g.yi != y:
+            out.append(Directive(m.name(), 0, "store_at", (FuncRef(root.name()), y)))
+            out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), g.yi)))
+        else:
+            out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), y)))
+        box = self.analysis.region(m)
+        lanes = self._lanes(m, min(box[0].hi - box[0].lo + 1, self._member_width(g, m)))
+        if lanes:
+            out.append(Directive(m.name(), 0, "vectorize", (args[0], lanes)))
+        return out
+
+    def _member_width(self, g: Group, m: Func) -> float:
+        regions, _ = self._footprints(g, g.strip, 1)
+        box = regions.get(id(m))
+        return box[0].hi - box[0].lo + 1 if box else 0
+
+    def plan(self) -> Plan:
+        self._choose_inlining()
+        groups = self._group()
+        directives: list[Directive] = []
+        for g in groups:
+            forced = self.overrides.strips.get(g.root.name())
+            if g.root.dimensions() >= 2 and not g.root.has_update_definition():
+                g.strip = forced or self._choose_strip(g)
+                g.sliding = self._sliding_members(g)
+            else:
+                g.strip = (forced or self._choose_strip(g)) if g.root.dimensions() >= 2 else 1
+            directives += self._root_directives(g)
+            for m in g.members:
+                directives += self._member_directives(g, m)
+        # Producers' directives first reads naturally; the order does not change the schedule.
+        order = {f.name(): i for i, f in enumerate(self.pipeline.funcs)}
+        directives.sort(key=lambda d: (order[d.func], d.stage))
+        inlined = [f.name() for f in self.pipeline.funcs if id(f) in self.inlined]
+        return Plan(inlined, groups, directives)
+
+
+def _reindexes(f: Func) -> bool:
+    """Whether f's value is a single read of another Func or image (a boundary condition,
+    a crop, a transpose), possibly selected against a constant."""
+    value = f.value()
+    while isinstance(value, (E.Cast, E.Select)):
+        if isinstance(value, E.Cast):
+            value = value.value
+        else:
+            sides = [value.true_value, value.false_value]
+            calls = [s for s in sides if isinstance(s, E.Call)]
+            if len(calls) != 1 or not any(isinstance(s, E.Const) for s in sides):
+                return False
+            value = calls[0]
+    return isinstance(value, E.Call) and value.call_kind in ("func", "image")
+
+
+def _fresh_name(base: str, taken: list[str]) -> str:
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}{k}", k + 1
+    return name

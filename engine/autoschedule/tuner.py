@@ -1,0 +1,278 @@
+"""The measured tuner: a search from the analytic schedule, timing candidates on real inputs.
+
+Each candidate is the analytic scheduler run with some of its decisions forced
+(`Overrides`): a Func inlined or not, kept out of its consumer's strips, a strip height,
+a member computed per strip instead of sliding per row, a vector width, strips serial
+instead of parallel, channel loops unrolled. The schedule the pipeline came with (a hand
+schedule) competes too. A (1+1)
+evolutionary search mutates the best configuration so far one or two decisions at a time,
+compiles the candidate (compiled code is cached by schedule), checks its output against
+the reference evaluator on a crop, times it and keeps it if it is faster. The candidates
+proposed follow from the seed (which of them win depends on the measured times).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from pixelweave.engine.autoschedule.analysis import PipelineAnalysis
+from pixelweave.engine.autoschedule.analytic import AnalyticScheduler, Overrides, Plan
+from pixelweave.engine.autoschedule.directives import apply_directives, clear_schedules
+from pixelweave.engine.autoschedule.estimates import output_boxes, parameter_scope
+from pixelweave.engine.autoschedule.machine import Machine
+from pixelweave.engine.errors import PixelweaveError, ScheduleError
+from pixelweave.engine.ir.param import ImageParam
+from pixelweave.engine.pipeline import Pipeline
+
+Progress = Callable[[float, int], None]  # (best seconds so far, candidates tried)
+CROP = 48  # the side of the corner of the output checked against the reference
+TIMED_RUNS = 3  # at least; more (up to 4x) while they take under TIMING_BUDGET_S together
+TIMING_BUDGET_S = 0.3
+CONFIRM_RUNS = 4
+MARGIN = 0.98  # a candidate must be at least 2% faster to replace the best
+
+
+@dataclass
+class TuneResult:
+    plan: Plan
+    overrides: Overrides
+    best_seconds: float
+    start_seconds: float
+    tried: int
+    rejected: int
+    kept_own: bool = False  # the schedule the pipeline came with was the fastest
+
+
+def synthetic_inputs(pipeline: Pipeline, seed: int) -> dict[str, Any]:
+    """Random inputs of the estimated sizes (when no real ones are given)."""
+    rng = np.random.default_rng(seed)
+    inputs: dict[str, Any] = {}
+    for image in pipeline.images:
+        given = image.estimates()
+        if len(given) != image.dimensions():
+            raise ScheduleError(
+                f"the tuner needs the size of input image `{image.name()}` to make test inputs: call "
+                f"{image.name()}.set_estimates(...), or pass inputs="
+            )
+        shape = tuple(given[i][1] for i in reversed(range(image.dimensions())))
+        inputs[image.name()] = _random_array(image, shape, rng)
+    return inputs
+
+
+def _random_array(image: ImageParam, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    dtype = image.type().numpy()
+    if image.type().is_float():
+        return (rng.random(shape) * 0.9 + 0.05).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, 0), min(info.max, 1 << 12), shape, endpoint=True).astype(dtype)
+
+
+def output_sizes(pipeline: Pipeline) -> list[int]:
+    boxes = output_boxes(pipeline)
+    sizes = {tuple(int(b.hi - b.lo + 1) for b in boxes[id(f)]) for f in pipeline.outputs}
+    if len(sizes) != 1:
+        raise ScheduleError("the tuner runs the pipeline once for all outputs: their estimates must be equal")
+    return list(sizes.pop())
+
+
+class Tuner:
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        machine: Machine,
+        inputs: dict[str, Any] | None = None,
+        seed: int = 0,
+        own_schedule: dict[int, Any] | None = None,
+    ) -> None:
+        self.pipeline = pipeline
+        self.own_schedule = own_schedule  # Func id -> schedule_snapshot(), a hand schedule to beat
+        self.machine = machine
+        self.rng = random.Random(seed)
+        self.inputs = dict(inputs) if inputs is not None else synthetic_inputs(pipeline, seed)
+        self.sizes = output_sizes(pipeline)
+        self.analysis = PipelineAnalysis(pipeline, parameter_scope(pipeline), output_boxes(pipeline))
+        crop = [min(s, CROP) if s > 4 else s for s in self.sizes]
+        self.crop = crop
+        ref = pipeline.realize_reference(crop, self.inputs)
+        self.reference = ref if isinstance(ref, list) else [ref]
+
+    # ------------------------------------------------------------------ one candidate
+    def plan(self, overrides: Overrides) -> Plan:
+        return AnalyticScheduler(self.pipeline, self.machine, overrides, self.analysis).plan()
+
+    def measure(self, plan: Plan, give_up_after: float) -> tuple[float, Callable[[], object]] | None:
+        """Seconds per run of the plan's schedule and a callable that runs it again, or None
+        if it is wrong or does not compile."""
+        clear_schedules(self.pipeline)
+        try:
+            apply_directives(self.pipeline, plan.directives)
+        except PixelweaveError:
+            return None
+        return self._measure_applied(give_up_after)
+
+    def _measure_applied(self, give_up_after: float) -> tuple[float, Callable[[], object]] | None:
+        try:
+            fn = self.pipeline.compile()
+            outs = fn(self.sizes, self.inputs)
+        except PixelweaveError:
+            return None
+        outs = outs if isinstance(outs, list) else [outs]
+        for got, want in zip(outs, self.reference, strict=True):
+            corner = got[tuple(slice(0, n) for n in reversed(self.crop))]
+            if not np.allclose(corner, want, rtol=1e-3, atol=1e-3, equal_nan=True):
+                return None
+        out = outs if len(outs) > 1 else outs[0]
+
+        def run() -> object:
+            return fn(self.sizes, self.inputs, out=out)
+
+        best, spent, runs = float("inf"), 0.0, 0
+        while runs < TIMED_RUNS or (runs < 4 * TIMED_RUNS and spent < TIMING_BUDGET_S):
+            seconds = _timed(run)
+            best, spent, runs = min(best, seconds), spent + seconds, runs + 1
+            if best > give_up_after:
+                break
+        return best, run
+
+    def confirm(self, candidate: Callable[[], object], incumbent: Callable[[], object]) -> tuple[float, float]:
+        """Least times of candidate and incumbent over runs alternating between them: a
+        candidate that looked faster once is kept only if it still is (noise on a shared
+        machine makes single measurements flatter the lucky)."""
+        best = [float("inf"), float("inf")]
+        for _ in range(CONFIRM_RUNS):
+            for k, run in enumerate((candidate, incumbent)):
+                best[k] = min(best[k], _timed(run))
+        return best[0], best[1]
+
+    # ------------------------------------------------------------------ mutations
+    def mutate(self, overrides: Overrides, plan: Plan) -> Overrides:
+        choices = []
+        pure = [f for f in self.pipeline.funcs if not f.has_update_definition() and f not in self.pipeline.outputs]
+        computed = [f for f in pure if f.name() not in plan.inlined]
+        members = [m for g in plan.groups for m in g.members]
+        roots = [g for g in plan.groups if g.root.dimensions() >= 2 and not g.root.has_update_definition()]
+        if pure:
+            choices.append("inline")
+        if computed:
+            choices.append("keep_root")
+        if roots:
+            choices += ["strip", "strip"]
+        if members:
+            choices.append("sliding")
+        if roots:
+            choices.append("parallel")
+        with_channels = [g for g in roots if len(g.root.args()) > 2]
+        if with_channels:
+            choices.append("unroll")
+        choices.append("lanes")
+        kind = self.rng.choice(choices)
+        if kind == "inline":
+            f = self.rng.choice(pure)
+            return replace(overrides, inline={**overrides.inline, f.name(): f.name() not in plan.inlined})
+        if kind == "keep_root":
+            name = self.rng.choice(computed).name()
+            return replace(overrides, keep_root=overrides.keep_root ^ {name})
+        if kind == "strip":
+            g = self.rng.choice(roots)
+            strip = max(1, min(1024, int(g.strip * self.rng.choice((0.25, 0.5, 2, 4)))))
+            return replace(overrides, strips={**overrides.strips, g.root.name(): strip})
+        if kind == "parallel":
+            name = self.rng.choice(roots).root.name()
+            return replace(overrides, serial=overrides.serial ^ {name})
+        if kind == "unroll":
+            name = self.rng.choice(with_channels).root.name()
+            return replace(overrides, unroll=overrides.unroll ^ {name})
+        if kind == "sliding":
+            name = self.rng.choice(members).name()
+            return replace(overrides, no_sliding=overrides.no_sliding ^ {name})
+        f = self.rng.choice(self.pipeline.funcs)
+        return replace(overrides, lanes_scale={**overrides.lanes_scale, f.name(): self.rng.choice((0.5, 1.0, 2.0))})
+
+    # ------------------------------------------------------------------ the search
+    def run(
+        self,
+        budget_s: float,
+        progress: Progress | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> TuneResult:
+        deadline = time.perf_counter() + budget_s
+        best_overrides = Overrides()
+        best_plan = self.plan(best_overrides)
+        measured = self.measure(best_plan, float("inf"))
+        if measured is None:
+            raise ScheduleError("internal error: the analytic schedule does not reproduce the reference")
+        best, best_run = measured
+        start_seconds, tried, rejected = best, 1, 0
+        seen = {_key(best_plan)}
+        family_plan = best_plan  # mutations start from the best of the analytic family
+        kept_own = False
+        if self.own_schedule is not None:
+            own = self.measure_own()
+            tried += 1
+            if own is None:
+                rejected += 1
+            else:
+                own_seconds, analytic_seconds = self.confirm(own[1], best_run)
+                if own_seconds < analytic_seconds:
+                    best, best_run, kept_own = own_seconds, own[1], True
+                else:
+                    best = analytic_seconds
+        if progress is not None:
+            progress(best, tried)
+        while time.perf_counter() < deadline and not (should_stop is not None and should_stop()):
+            candidate = best_overrides
+            for _ in range(self.rng.choice((1, 1, 2))):
+                candidate = self.mutate(candidate, family_plan)
+            try:
+                plan = self.plan(candidate)
+            except PixelweaveError:
+                rejected += 1
+                continue
+            key = _key(plan)
+            if key in seen:
+                continue
+            seen.add(key)
+            tried += 1
+            measured = self.measure(plan, best * 1.5)
+            if measured is None:
+                rejected += 1
+            elif measured[0] < best * MARGIN:
+                seconds, incumbent = self.confirm(measured[1], best_run)
+                if seconds < incumbent * MARGIN:
+                    best, best_run, best_overrides, best_plan = seconds, measured[1], candidate, plan
+                    family_plan, kept_own = plan, False
+                else:
+                    best = min(best, incumbent)
+            if progress is not None:
+                progress(best, tried)
+        clear_schedules(self.pipeline)
+        if kept_own:
+            self.restore_own()
+        else:
+            apply_directives(self.pipeline, best_plan.directives)
+        return TuneResult(best_plan, best_overrides, best, start_seconds, tried, rejected, kept_own)
+
+    def restore_own(self) -> None:
+        assert self.own_schedule is not None
+        for f in self.pipeline.funcs:
+            f.restore_schedule(self.own_schedule[id(f)])
+
+    def measure_own(self) -> tuple[float, Callable[[], object]] | None:
+        """Time the schedule the pipeline came with, like a candidate."""
+        self.restore_own()
+        return self._measure_applied(float("inf"))
+
+
+def _timed(run: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def _key(plan: Plan) -> tuple:
+    return tuple((d.func, d.stage, d.name, tuple(str(a) for a in d.args)) for d in plan.directives)

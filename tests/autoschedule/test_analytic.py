@@ -1,0 +1,254 @@
+"""The analytic automatic scheduler: every schedule it chooses lowers, is deterministic and
+computes what the reference evaluator computes; its structure is what reuse analysis calls
+for (stencil producers fused into their consumer's strips, innermost dimension vectorized,
+strips parallel); missing estimates are reported by name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pixelweave.engine.autoschedule import analytic_schedule, auto_schedule
+from pixelweave.engine.autoschedule.machine import Machine, cache_sizes, host_machine
+from pixelweave.engine.stmt import ForType
+
+import pixelweave as pw
+from benchmarks import apps
+
+W, H = 96, 64
+
+
+def _fresh(build, sizes, input_shape):
+    out, handles = build(pw, schedule=False)
+    out.set_estimates([(0, s) for s in sizes])
+    handles["input"].set_estimates([(0, s) for s in input_shape[::-1]])
+    return pw.Pipeline(out), out, handles
+
+
+def blur():
+    return _fresh(apps.build_blur, [W, H], (H + 2, W + 2))
+
+
+def unsharp():
+    return _fresh(apps.build_unsharp, [W, H, 3], (3, H, W))
+
+
+def harris():
+    return _fresh(apps.build_harris, [W, H], (3, H + 6, W + 6))
+
+
+def column_sums():
+    """A reduction: the sum of each column, then a pointwise output that reads it."""
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.Float(32), 2, "input")
+    r = pw.RDom([(0, inp.height())], "r")
+    sums = pw.Func("sums")
+    sums[x] = 0.0
+    sums[x] += inp[x, r]
+    out = pw.Func("normalized")
+    out[x, y] = inp[x, y] / (sums[x] + 1.0)
+    out.set_estimates([(0, W), (0, H)])
+    inp.set_estimates([(0, W), (0, H)])
+    return pw.Pipeline(out), out, {"input": inp}
+
+
+def two_outputs():
+    """Two outputs reading one blurred image."""
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.Float(32), 2, "input")
+    clamped = pw.BoundaryConditions.repeat_edge(inp)
+    bx, by = pw.Func("bx"), pw.Func("by")
+    bx[x, y] = clamped[x - 1, y] + clamped[x, y] + clamped[x + 1, y]
+    by[x, y] = bx[x, y - 1] + bx[x, y] + bx[x, y + 1]
+    dx, dy = pw.Func("dx"), pw.Func("dy")
+    dx[x, y] = by[x + 1, y] - by[x - 1, y]
+    dy[x, y] = by[x, y + 1] - by[x, y - 1]
+    for f in (dx, dy):
+        f.set_estimates([(0, W), (0, H)])
+    inp.set_estimates([(0, W), (0, H)])
+    return pw.Pipeline([dx, dy]), dx, {"input": inp}
+
+
+def pyramid():
+    """Downsample, upsample and the detail between them (one Laplacian pyramid level)."""
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.Float(32), 2, "input")
+    clamped = pw.BoundaryConditions.repeat_edge(inp)
+    down_x, down = pw.Func("down_x"), pw.Func("down")
+    down_x[x, y] = clamped[2 * x - 1, y] + 3 * clamped[2 * x, y] + 3 * clamped[2 * x + 1, y] + clamped[2 * x + 2, y]
+    down[x, y] = (down_x[x, 2 * y - 1] + 3 * down_x[x, 2 * y] + 3 * down_x[x, 2 * y + 1] + down_x[x, 2 * y + 2]) / 64
+    up_x, up = pw.Func("up_x"), pw.Func("up")
+    up_x[x, y] = 0.25 * down[(x / 2) - 1 + 2 * (x % 2), y] + 0.75 * down[x / 2, y]
+    up[x, y] = 0.25 * up_x[x, (y / 2) - 1 + 2 * (y % 2)] + 0.75 * up_x[x, y / 2]
+    detail = pw.Func("detail")
+    detail[x, y] = clamped[x, y] - up[x, y]
+    detail.set_estimates([(0, W), (0, H)])
+    inp.set_estimates([(0, W), (0, H)])
+    return pw.Pipeline(detail), detail, {"input": inp}
+
+
+def normalized_by_total():
+    """A scalar reduction (a Func of no dimensions) read by every output pixel."""
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.Float(32), 2, "input")
+    r = pw.RDom([(0, inp.width()), (0, inp.height())], "r")
+    total = pw.Func("total")
+    total[()] = 0.0
+    total[()] += inp[r.x, r.y]
+    out = pw.Func("share")
+    out[x, y] = inp[x, y] / total[()]
+    out.set_estimates([(0, W), (0, H)])
+    inp.set_estimates([(0, W), (0, H)])
+    return pw.Pipeline(out), out, {"input": inp}
+
+
+CASES = {
+    "blur": (blur, [W, H], lambda rng: {"input": rng.integers(0, 4000, (H + 2, W + 2)).astype(np.uint16)}),
+    "unsharp": (unsharp, [W, H, 3], lambda rng: {"input": rng.random((3, H, W), dtype=np.float32) * 0.9 + 0.1}),
+    "harris": (harris, [W, H], lambda rng: {"input": rng.random((3, H + 6, W + 6), dtype=np.float32)}),
+    "column_sums": (column_sums, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
+    "two_outputs": (two_outputs, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
+    "pyramid": (pyramid, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
+    "scalar": (normalized_by_total, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32) + 0.5}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_schedule_computes_what_the_reference_does(name, rng):
+    make, sizes, inputs = CASES[name]
+    pipeline, _, _ = make()
+    text = pipeline.auto_schedule()
+    assert text.strip(), "a schedule was chosen"
+    data = inputs(rng)
+    got = pipeline.realize(sizes, data)
+    want = pipeline.realize_reference(sizes, data)
+    for g, w in zip(got if isinstance(got, list) else [got], want if isinstance(want, list) else [want], strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_schedule_is_deterministic(name):
+    make = CASES[name][0]
+    first = analytic_schedule(make()[0]).text
+    second = analytic_schedule(make()[0]).text
+    assert first == second
+
+
+def _loop_kinds(func, stage=0):
+    definition = func.definition() if stage == 0 else func.updates()[stage - 1]
+    return {d.name: d.for_type for d in definition.schedule.dims}
+
+
+def test_stencil_producer_is_fused_into_its_consumers_strips():
+    pipeline, out, _ = blur()
+    auto_schedule(pipeline)
+    blur_x = next(f for f in pipeline.funcs if f.name() == "blur_x")
+    level = blur_x.schedule_of().compute_level
+    assert level.kind == "at" and level.func is out
+    kinds = _loop_kinds(out)
+    assert level.var in {n.rsplit(".", 1)[-1] for n in kinds}  # one of the output's own loops
+    assert kinds[out.definition().schedule.dims[0].name] is ForType.VECTORIZED  # innermost is a vector
+    outer = out.definition().schedule.dims[-1]
+    assert outer.for_type is ForType.PARALLEL  # the strips run in parallel
+    # The output is split into strips and blur_x slides down each strip.
+    assert blur_x.schedule_of().store_level is not None
+    assert "produce blur_x" in pipeline.loop_nest()
+
+
+def test_unsharp_keeps_channels_inside_the_strips_and_inlines_pointwise_stages():
+    pipeline, out, _ = unsharp()
+    plan = analytic_schedule(pipeline).plan
+    assert {"sharpen", "ratio", "input_repeat_edge"} <= set(plan.inlined)
+    (group,) = [g for g in plan.groups if g.root is out]
+    assert {m.name() for m in group.members} >= {"gray", "blur_y"}
+    auto_schedule(pipeline)
+    dims = [d.name for d in out.definition().schedule.dims]
+    assert dims.index("c") < dims.index("y.yi")
+
+
+def test_reduction_is_computed_at_root_with_its_pure_loop_parallel():
+    pipeline, out, _ = column_sums()
+    auto_schedule(pipeline)
+    sums = next(f for f in pipeline.funcs if f.name() == "sums")
+    assert sums.schedule_of().compute_level.is_root()
+    assert ForType.PARALLEL in _loop_kinds(sums, 1).values()  # W = 96 columns: enough for any core count here
+
+
+def test_auto_schedule_replaces_an_existing_schedule():
+    pipeline, out, _ = blur()
+    out.parallel(pw.Var("y"))
+    first = pipeline.auto_schedule()
+    second = pipeline.auto_schedule()
+    assert first == second
+
+
+def test_machine_reads_cache_sizes_from_the_operating_system(tmp_path):
+    for index, (level, kind, size) in enumerate([(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "2048K")]):
+        d = tmp_path / f"index{index}"
+        d.mkdir()
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+    assert cache_sizes(tmp_path) == {1: 48 * 1024, 2: 2048 * 1024}
+    m = host_machine()
+    assert m.cores >= 1 and m.l1_bytes > 0 and m.l2_bytes >= m.l1_bytes
+    assert Machine(2, 1, 1, 1, 512).lanes(32) == 16 and Machine(2, 1, 1, 1, 256).lanes(16) == 16
+
+
+def test_smaller_cache_gives_shorter_strips():
+    """The strip height follows the cache: with a tiny L2 the working set forces short strips."""
+    big = Machine(2, 48 * 1024, 64 * 1024 * 1024, 64 * 1024 * 1024, 512)
+    tiny = Machine(2, 4 * 1024, 16 * 1024, 16 * 1024, 512)
+
+    def strip(machine):
+        pipeline, out, _ = _fresh(apps.build_unsharp, [2048, 2048, 3], (3, 2048, 2048))
+        (group,) = [g for g in analytic_schedule(pipeline, machine).plan.groups if g.root is out]
+        return group.strip
+
+    assert strip(tiny) < strip(big)
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+def test_missing_output_estimate_names_the_func():
+    out, handles = apps.build_blur(pw, schedule=False)
+    handles["input"].set_estimates([(0, 100), (0, 100)])
+    with pytest.raises(pw.ScheduleError, match=r"output Func `blur_y`.*blur_y\.set_estimate\(x, min, extent\)"):
+        pw.Pipeline(out).auto_schedule()
+
+
+def test_missing_input_estimate_names_the_input():
+    out, handles = apps.build_unsharp(pw, schedule=False)
+    out.set_estimates([(0, 100), (0, 100), (0, 3)])
+    with pytest.raises(pw.ScheduleError, match=r"input image `input`.*input\.set_estimates"):
+        pw.Pipeline(out).auto_schedule()
+
+
+def test_bad_estimates_are_refused():
+    out, _ = apps.build_blur(pw, schedule=False)
+    with pytest.raises(pw.CompileError, match="no dimension z"):
+        out.set_estimate(pw.Var("z"), 0, 10)
+    with pytest.raises(pw.CompileError, match="must be positive"):
+        out.set_estimate(pw.Var("x"), 0, 0)
+    with pytest.raises(pw.CompileError, match="needs 2"):
+        out.set_estimates([(0, 10)])
+
+
+def test_unknown_method_is_refused():
+    pipeline, _, _ = blur()
+    with pytest.raises(pw.ScheduleError, match="legal methods are analytic"):
+        pipeline.auto_schedule(method="genetic")
+
+
+def test_readme_example_runs(capsys):
+    """README's automatic-schedule example runs as written and prints a fused schedule."""
+    import re
+
+    from tests.conftest import ROOT
+
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Automatic schedules") :]
+    block = re.search(r"```py\n(.*?)```", section, re.S).group(1)
+    exec(compile(block, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "blur_x.store_at(blur_y, y).compute_at(blur_y, yi)" in out and ".parallel(y)" in out

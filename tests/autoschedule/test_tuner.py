@@ -1,0 +1,100 @@
+"""The measured tuner: it starts from the analytic schedule, reports progress, stops when
+asked, proposes the same candidates for the same seed, and the schedule it keeps computes
+what the reference evaluator computes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pixelweave.engine.autoschedule import auto_schedule, host_machine
+from pixelweave.engine.autoschedule.analytic import Overrides
+from pixelweave.engine.autoschedule.tuner import Tuner
+
+import pixelweave as pw
+from benchmarks import apps
+
+W, H = 64, 48
+
+
+def _unsharp():
+    out, handles = apps.build_unsharp(pw, schedule=False)
+    out.set_estimates([(0, W), (0, H), (0, 3)])
+    handles["input"].set_estimates([(0, W), (0, H), (0, 3)])
+    return pw.Pipeline(out)
+
+
+def test_tuned_schedule_reports_progress_and_computes_the_reference(rng):
+    pipeline = _unsharp()
+    seen: list[tuple[float, int]] = []
+    image = rng.random((3, H, W), dtype=np.float32) * 0.9 + 0.1
+    result = auto_schedule(pipeline, method="tune", budget_s=3, inputs={"input": image},
+                           progress=lambda best, tried: seen.append((best, tried)))  # fmt: skip
+    assert result.method == "tune" and result.text.strip()
+    assert seen[0][1] == 1 and [t for _, t in seen] == sorted(t for _, t in seen)
+    bests = [b for b, _ in seen]
+    assert bests == sorted(bests, reverse=True)  # the best time never gets worse
+    assert result.tuning.best_seconds <= result.tuning.start_seconds
+    np.testing.assert_allclose(pipeline.realize([W, H, 3], {"input": image}),
+                               pipeline.realize_reference([W, H, 3], {"input": image}), rtol=1e-5, atol=1e-5)  # fmt: skip
+
+
+def test_tuner_stops_when_asked():
+    pipeline = _unsharp()
+    result = auto_schedule(pipeline, method="tune", budget_s=600, should_stop=lambda: True)
+    assert result.tuning.tried == 1  # only the analytic starting point was measured
+
+
+def test_same_seed_proposes_the_same_candidates():
+    pipeline = _unsharp()
+
+    def proposals(seed):
+        tuner = Tuner(pipeline, host_machine(), seed=seed)
+        overrides = Overrides()
+        plan = tuner.plan(overrides)
+        out = []
+        for _ in range(12):
+            overrides = tuner.mutate(overrides, plan)
+            out.append(repr(overrides))
+        return out
+
+    assert proposals(7) == proposals(7)
+    assert proposals(7) != proposals(8)
+
+
+def test_bad_budget_and_options_are_refused():
+    pipeline = _unsharp()
+    with pytest.raises(pw.ScheduleError, match="positive number of seconds"):
+        pipeline.auto_schedule(method="tune", budget_s=0)
+    with pytest.raises(pw.ScheduleError, match="takes no options, got budget_s"):
+        pipeline.auto_schedule(method="analytic", budget_s=5)
+
+
+def test_a_hand_schedule_competes_and_the_result_is_right(rng):
+    out, handles = apps.build_blur(pw)  # with Halide's hand schedule
+    out.set_estimates([(0, W), (0, H)])
+    handles["input"].set_estimates([(0, W + 2), (0, H + 2)])
+    pipeline = pw.Pipeline(out)
+    result = auto_schedule(pipeline, method="tune", budget_s=600, should_stop=lambda: True)
+    assert result.tuning.tried == 2  # the analytic schedule and the hand schedule
+    if result.tuning.kept_own:
+        assert result.text.startswith("# the pipeline's own schedule was the fastest found")
+        assert "blur_y.split(y, y, yi, 8)" in result.text
+    image = rng.integers(0, 4000, (H + 2, W + 2)).astype(np.uint16)
+    np.testing.assert_array_equal(pipeline.realize([W, H], {"input": image}),
+                                  pipeline.realize_reference([W, H], {"input": image}))  # fmt: skip
+
+
+def test_schedule_snapshot_restores_every_directive():
+    from pixelweave.engine.autoschedule.directives import current_schedule_text
+
+    out, _ = apps.build_bilateral_grid(pw)
+    pipeline = pw.Pipeline(out)
+    before = current_schedule_text(pipeline)
+    snapshots = {id(f): f.schedule_snapshot() for f in pipeline.funcs}
+    for f in pipeline.funcs:
+        f.clear_schedule()
+    assert current_schedule_text(pipeline) == ""
+    for f in pipeline.funcs:
+        f.restore_schedule(snapshots[id(f)])
+    assert current_schedule_text(pipeline) == before
+    assert "histogram.update(0).reorder(c, r$x, r$y, x, y).unroll(c)" in before
