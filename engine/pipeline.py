@@ -108,16 +108,20 @@ class Pipeline:
 
         return stmt_to_string(lower(self, target).lowered.body)
 
-    def compile(self, target: str = "host", level: str = "full", profile: bool = False):
+    def compile(self, target: str = "host", level: str = "full", profile: bool = False, checked: bool = False):
         """Compile to native code: `level="fast"` for quick previews, "full" for speed;
-        `profile=True` times each Func. Returns a callable `fn(sizes, inputs, out=None)`."""
+        `profile=True` times each Func; `checked=True` tests every load and store index
+        against its buffer and raises RuntimeFailure on the first violation (slower: for
+        tests and debugging). Returns a callable `fn(sizes, inputs, out=None)`."""
         import time
 
         from pixelweave.engine.compiled import Compiled
         from pixelweave.engine.lower import deep_recursion, lower
         from pixelweave.engine.runtime.jit import compile_pipeline
 
-        key = (target, level, profile, self._schedule_signature())
+        if checked and target == "opencl":
+            raise CompileError("checked=True is available for CPU targets only, not target='opencl'")
+        key = (target, level, profile, checked, self._schedule_signature())
         cached = self._compiled.get(key)
         if cached is not None:
             return cached
@@ -125,7 +129,7 @@ class Pipeline:
         lowering = lower(self, target, name=self._symbol_name())
         lower_seconds = time.perf_counter() - start
         with deep_recursion():
-            native = compile_pipeline(lowering.lowered, level=level, profile=profile, target=target)
+            native = compile_pipeline(lowering.lowered, level=level, profile=profile, target=target, checked=checked)
         compiled = Compiled(self, lowering, native, lower_seconds)
         self._compiled[key] = compiled
         return compiled
@@ -150,9 +154,11 @@ class Pipeline:
         inputs: dict[str, Any] | None = None,
         target: str = "host",
         out: np.ndarray | list[np.ndarray] | None = None,
+        checked: bool = False,
     ) -> np.ndarray | list[np.ndarray]:
-        """Compile once (cached by schedule and target) and run; like realize_reference."""
-        return self.compile(target)(sizes, inputs, out)
+        """Compile once (cached by schedule and target) and run; like realize_reference.
+        checked=True compiles with every load and store index tested (see compile)."""
+        return self.compile(target, checked=checked)(sizes, inputs, out)
 
     def _symbol_name(self) -> str:
         import re

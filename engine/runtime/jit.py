@@ -257,6 +257,7 @@ def compile_pipeline(
     target: str = "host",
     *,
     cache: bool = True,
+    checked: bool = False,
 ) -> CompiledPipeline:
     """Compile a lowered pipeline to native code in this process.
 
@@ -265,6 +266,8 @@ def compile_pipeline(
     (`CompiledPipeline.last_profile`: seconds per Func, inclusive of producers nested in it;
     inside parallel loops, the sum over threads). target is "host" or a portable x86-64
     level this CPU can run. cache=False skips both caches (for measuring compile time).
+    checked=True tests every load and store index against its buffer (a violation raises
+    RuntimeFailure naming the buffer, the index and the Func); for tests and debugging.
     """
     start = time.perf_counter()
     check_level(level)
@@ -276,7 +279,9 @@ def compile_pipeline(
             "run here; use export_library to build for other machines"
         )
     jit = _get_jit()
-    module = generate_module(lowered, triple=spec.triple, datalayout=data_layout(spec), profile=profile)
+    module = generate_module(
+        lowered, triple=spec.triple, datalayout=data_layout(spec), profile=profile, checked=checked
+    )
     key = cache_key(module.ir, spec, level)
     exports = [
         module.entry_symbol,
