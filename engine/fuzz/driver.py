@@ -29,11 +29,14 @@ class Request:
     halide: bool = False
 
 
+WORKER_COMMAND = (sys.executable, "-m", "pixelweave.engine.fuzz.worker")
+
+
 class _Worker:
-    def __init__(self, with_halide: bool) -> None:
+    def __init__(self, with_halide: bool, command: tuple[str, ...] = WORKER_COMMAND) -> None:
         env = dict(os.environ, PIXELWEAVE_FUZZ_HALIDE="1" if with_halide else "0")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pixelweave.engine.fuzz.worker"],
+            list(command),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -104,17 +107,25 @@ def _signal_name(code: int) -> str:
 
 
 class CaseRunner:
-    """Runs requests one at a time in a worker; a fresh worker every `batch` cases and after a death."""
+    """Runs requests one at a time in a worker; a fresh worker every `batch` cases and after
+    a death. `command` starts a worker (the fuzz worker module unless a test swaps it)."""
 
-    def __init__(self, *, timeout: float = 60.0, batch: int = 50, with_halide: bool = False) -> None:
-        self.timeout, self.batch, self.with_halide = timeout, batch, with_halide
+    def __init__(
+        self,
+        *,
+        timeout: float = 60.0,
+        batch: int = 50,
+        with_halide: bool = False,
+        command: tuple[str, ...] = WORKER_COMMAND,
+    ) -> None:
+        self.timeout, self.batch, self.with_halide, self.command = timeout, batch, with_halide, command
         self.worker: _Worker | None = None
         self.done_in_worker = 0
 
     def run(self, request: Request) -> dict[str, Any]:
         if self.worker is None or not self.worker.alive() or self.done_in_worker >= self.batch:
             self.close()
-            self.worker = _Worker(self.with_halide)
+            self.worker = _Worker(self.with_halide, self.command)
             self.done_in_worker = 0
             if not self.worker.ready:
                 self.close()

@@ -93,7 +93,9 @@ def _apply_explicit_bounds(info: FuncInfo, required: Box) -> Box:
 
 
 def _explicit_bound_asserts(info: FuncInfo, consumer_box: Box, bound_box: Box) -> list[Stmt]:
-    """A bound() is a promise: check at run time that consumers stay inside it."""
+    """A bound() is a promise: check at run time that consumers stay inside it. The message
+    names the Func as its author did (an output read by other stages is computed under an
+    internal name: context._copy_consumed_outputs)."""
     checks: list[Stmt] = []
     for i, v in enumerate(info.pure_vars):
         if v not in info.schedule.bounds or info.is_output:
@@ -105,7 +107,7 @@ def _explicit_bound_asserts(info: FuncInfo, consumer_box: Box, bound_box: Box) -
         checks.append(
             AssertStmt(
                 simplify(E.And(E.GE(need.lo, have.lo), E.LE(need.hi, have.hi))),
-                f"Func `{info.name}` is read over [{{}}, {{}}] in {label}, outside the bound() it was given, "
+                f"Func `{info.func.name()}` is read over [{{}}, {{}}] in {label}, outside the bound() it was given, "
                 "[{}, {}]",
                 (need.lo, need.hi, have.lo, have.hi),
             )
