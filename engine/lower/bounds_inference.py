@@ -183,9 +183,16 @@ class _WrapComputeSite(StmtMutator):
 
 
 def assert_within(
-    name: str, what: str, box: Box, mins: list[E.Expr], extents: list[E.Expr], verb: str = "accessed"
+    name: str,
+    what: str,
+    box: Box,
+    mins: list[E.Expr],
+    extents: list[E.Expr],
+    verb: str = "accessed",
+    hint: str = "",
 ) -> list[Stmt]:
-    """Assertions that a box lies inside a buffer's [min, min + extent)."""
+    """Assertions that a box lies inside a buffer's [min, min + extent); hint (what to do
+    about it) ends each message."""
     checks: list[Stmt] = []
     for i, iv in enumerate(box):
         label = dim_label(i)
@@ -194,14 +201,14 @@ def assert_within(
         checks.append(
             AssertStmt(
                 simplify(E.GE(iv.lo, mins[i])),
-                f"{what} `{name}` is {verb} at {coord} = {{}}, below its minimum {{}} in {label}",
+                f"{what} `{name}` is {verb} at {coord} = {{}}, below its minimum {{}} in {label}{hint}",
                 (iv.lo, mins[i]),
             )
         )
         checks.append(
             AssertStmt(
                 simplify(E.LE(iv.hi, hi_limit)),
-                f"{what} `{name}` is {verb} at {coord} = {{}}, beyond its maximum {{}} in {label}",
+                f"{what} `{name}` is {verb} at {coord} = {{}}, beyond its maximum {{}} in {label}{hint}",
                 (iv.hi, hi_limit),
             )
         )
