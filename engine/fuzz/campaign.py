@@ -44,6 +44,7 @@ class Campaign:
     failures: list[dict[str, Any]] = field(default_factory=list)
     started: float = 0.0
     drawn: int = 0
+    in_flight: int = field(default=0, init=False)  # cases handed to workers, not yet counted
 
     # ------------------------------------------------------------------ running
     def run(self) -> dict[str, Any]:
@@ -62,7 +63,7 @@ class Campaign:
     def _next(self, lock: threading.Lock) -> Request | None:
         with lock:
             while True:
-                if self.ran() + self._in_flight >= self.cases or self._out_of_time():
+                if self.ran() + self.in_flight >= self.cases or self._out_of_time():
                     return None
                 number = self.drawn
                 self.drawn += 1
@@ -71,10 +72,8 @@ class Campaign:
                 if bug is not None:
                     self.excluded[bug.name] += 1
                     continue
-                self._in_flight += 1
+                self.in_flight += 1
                 return Request(case, halide=bool(self.halide_every) and number % self.halide_every == 0)
-
-    _in_flight: int = 0
 
     def _out_of_time(self) -> bool:
         return self.time_budget is not None and time.perf_counter() - self.started > self.time_budget
@@ -90,7 +89,7 @@ class Campaign:
                     return
                 result = runner.run(request)
                 with lock:
-                    self._in_flight -= 1
+                    self.in_flight -= 1
                     self._record(request, result)
                 if result["outcome"] in FAILURES:
                     self._report_failure(request, result)

@@ -50,12 +50,12 @@ class _Worker:
         self.ready = self._read_line(STARTUP_TIMEOUT) == "ready"
 
     def _read_line(self, timeout: float) -> str | None:
-        """The next line, or None when the process ended or stayed silent for timeout."""
+        """The next line; "" when the process closed its output (it died), None when it
+        stayed silent for timeout."""
         if not self.selector.select(timeout):
             return None
         assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        return line.strip() if line else None
+        return self.proc.stdout.readline().strip()
 
     def run(self, request: Request, timeout: float) -> dict[str, Any]:
         assert self.proc.stdin is not None
@@ -68,11 +68,15 @@ class _Worker:
             return self._died(start)
         line = self._read_line(timeout)
         if line is None:
-            if self.proc.poll() is None:
-                self.close()
-                return {"outcome": "hang", "message": f"no answer within {timeout:g} s", "seconds": timeout}
+            self.close()
+            return {"outcome": "hang", "message": f"no answer within {timeout:g} s", "seconds": timeout}
+        if not line:
             return self._died(start)
-        return json.loads(line)
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError:  # something wrote to the worker's stdout behind the protocol
+            self.close()
+            return {"outcome": "internal_error", "message": f"unreadable answer from the worker: {line[:200]!r}"}
 
     def _died(self, start: float) -> dict[str, Any]:
         code = self.proc.wait()
