@@ -80,7 +80,7 @@ class Case:
 # ---------------------------------------------------------------------------- algorithms
 
 
-def _stage_lines(rng: random.Random, kind: str, vt: str, n_inputs: int) -> tuple[list[str], list[str], list[str]]:
+def _stage_lines(rng: random.Random, kind: str, vt: str) -> tuple[list[str], list[str], list[str]]:
     """Source lines of one stage (placeholders {self}, {0}, {1}), its rvars and update pure vars."""
     zero = "m.u16(0)" if vt == "u16" else "m.f32(0)"
     if kind == "stencil":
@@ -174,7 +174,7 @@ def _draw_algorithm(rng: random.Random, vt: str) -> list[Stage]:
         names = [s.name for s in stages]
         n = N_INPUTS.get(kind, 1)
         inputs = [names[-1]] + [rng.choice(names) for _ in range(n - 1)]
-        lines, rvars, update_pure = _stage_lines(rng, kind, vt, n)
+        lines, rvars, update_pure = _stage_lines(rng, kind, vt)
         exact = all(next(s for s in stages if s.name == a).exact for a in inputs) and not (
             kind == "point" and vt == "f32"
         )
@@ -219,7 +219,7 @@ RESHAPING = ("split", "split", "tile", "fuse", "reorder")
 MARKS = ("vectorize", "vectorize", "unroll", "parallel")
 
 
-def _draw_loop_directives(rng: random.Random, func: str, stage: int, loops: _Loops, is_scan: bool) -> list[Directive]:
+def _draw_loop_directives(rng: random.Random, func: str, stage: int, loops: _Loops) -> list[Directive]:
     """Directives reshaping the loops (split, tile, fuse, reorder), then mostly marks on the
     resulting loops (vectorize, unroll, parallel), as people write schedules."""
     out: list[Directive] = []
@@ -274,12 +274,8 @@ def _draw_loop_directives(rng: random.Random, func: str, stage: int, loops: _Loo
             if v in loops.marked:
                 continue
             width = rng.choice([None, None, 4, 8]) if v in loops.constant else rng.choice([4, 8])
-            if width is None:
-                out.append(Directive(func, stage, "vectorize", [v]))
-                loops.marked.add(v)
-            else:
-                out.append(Directive(func, stage, "vectorize", [v, width]))
-                loops.marked.add(v)
+            out.append(Directive(func, stage, "vectorize", [v] if width is None else [v, width]))
+            loops.marked.add(v)
         elif choice == "unroll" and loops.dims:
             v = rng.choice(loops.dims)
             if v in loops.marked:
@@ -321,11 +317,11 @@ def _draw_schedule(
             continue
         loops = _Loops(["x", "y"], [], is_output)
         if s.kind != "boundary":  # a boundary condition's Func has loops of its own names
-            directives += _draw_loop_directives(rng, s.name, 0, loops, False)
+            directives += _draw_loop_directives(rng, s.name, 0, loops)
         pure_loops[s.name] = list(loops.dims)
         if s.rvars:
             uloops = _Loops(list(s.update_pure), list(s.rvars), is_output)
-            directives += _draw_loop_directives(rng, s.name, 1, uloops, s.kind == "scan")
+            directives += _draw_loop_directives(rng, s.name, 1, uloops)
         if levels[s.name] in ("root", "output"):
             root_like.add(s.name)
         if levels[s.name] == "root":
