@@ -14,9 +14,12 @@ import os
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn
+
+from pixelweave.app.progress import progress_bar
 
 PROG = "pixelweave"
 COMMANDS = ("run", "inspect", "bench", "export", "batch")
@@ -143,11 +146,24 @@ def make_parser() -> argparse.ArgumentParser:
         description="Compile once and run over every file matching a glob pattern, writing DIR/STEM.png "
         "(DIR/STEM_ID.png for each output node ID when there are several). Exactly one --input holds a pattern "
         "(*, ? or [...], ** for sub-directories); other inputs use their sample images or --input NAME=PATH. "
-        "Unreadable files are skipped and listed; the exit status is then 1.",
+        "Unreadable files are skipped and listed; the exit status is then 1. With --dask, the files are spread "
+        "over a Dask distributed cluster: the document is compiled once here and its object code shipped to the "
+        "workers, which need Pixelweave installed but no shared file system.",
     )
     batch.add_argument("doc", metavar="DOC", help="the pipeline document (.json)")
     batch.add_argument("--output-dir", required=True, metavar="DIR", help="directory for the results")
-    batch.add_argument("--jobs", "-j", type=_positive, default=1, metavar="N", help="files processed at once")
+    batch.add_argument(
+        "--jobs", "-j", type=_positive, metavar="N",
+        help="files processed at once (default 1); with --dask local, the worker processes (default: the cores)",
+    )  # fmt: skip
+    batch.add_argument(
+        "--dask", metavar="ADDRESS",
+        help="run on the Dask scheduler at ADDRESS (tcp://host:8786), or `local` for a cluster on this machine",
+    )  # fmt: skip
+    batch.add_argument(
+        "--retries", type=_non_negative, default=2, metavar="N",
+        help="with --dask, times a failed task is tried again (default 2)",
+    )  # fmt: skip
     batch.set_defaults(handler=cmd_batch)
     return parser
 
@@ -159,6 +175,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"needs a positive integer, got {text!r}") from None
     if n < 1:
         raise argparse.ArgumentTypeError(f"needs a positive integer, got {n}")
+    return n
+
+
+def _non_negative(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs a whole number, got {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"needs a whole number (0 or more), got {n}")
     return n
 
 
@@ -392,7 +418,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     given = _inputs(built, args.input)
     params = _params(built, args.param)
     images = built.sample_inputs(given)
-    result = run_benchmark(built, images, params, runs=args.runs, target=args.target, profile=args.profile)
+    with progress_bar(args.runs, "bench", unit="run") as bar:
+
+        def progress(done: int, total: int, text: str) -> None:
+            bar.set_postfix_str(text, refresh=False)
+            bar.update(done - bar.n)
+
+        result = run_benchmark(
+            built, images, params, runs=args.runs, target=args.target, profile=args.profile, progress=progress
+        )
     for line in result.report_lines():
         print(line)
     return 0
@@ -412,42 +446,19 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise UsageError(f"--name: {problem}")
     directory = Path(args.out)
     export = export_python_module if args.python else export_library
-    result = export(built, directory, name, args.target)
-    readme = directory / "README.md"
-    readme.write_text(library_readme(built, name, result.arguments, args.target), encoding="utf-8")
+    with progress_bar(2, "export", unit="step") as bar:
+        bar.set_postfix_str("compiling and linking")
+        result = export(built, directory, name, args.target)
+        bar.update(1)
+        readme = directory / "README.md"
+        readme.write_text(library_readme(built, name, result.arguments, args.target), encoding="utf-8")
+        bar.update(1)
     for path in [*result.files, readme]:
         print(f"wrote {path}")
     return 0
 
 
 # ---------------------------------------------------------------------------- batch
-
-
-class Progress:
-    """A one-line progress bar on a terminal; one line per item otherwise (logs, pipes)."""
-
-    def __init__(self, total: int, stream: TextIO, width: int = 30) -> None:
-        self.total, self.stream, self.width = total, stream, width
-        self.done = 0
-        self.lock = threading.Lock()
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
-
-    def advance(self, label: str) -> None:
-        with self.lock:
-            self.done += 1
-            filled = self.width * self.done // max(self.total, 1)
-            bar = "#" * filled + "-" * (self.width - filled)
-            line = f"[{bar}] {self.done}/{self.total} {label}"
-            if self.tty:
-                self.stream.write("\r" + line[:120].ljust(120))
-            else:
-                self.stream.write(line + "\n")
-            self.stream.flush()
-
-    def close(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 def _batch_input(given: dict[str, str]) -> tuple[str, str]:
@@ -479,41 +490,110 @@ def cmd_batch(args: argparse.Namespace) -> int:
     _check_unique(plan)
     _refuse_overwrite([p for paths in plan.values() for p in paths.values()], [*files, Path(args.doc)])
     out_dir.mkdir(parents=True, exist_ok=True)
+    with progress_bar(len(files), "batch", unit="file") as bar:
 
-    def process(f: Path) -> None:
-        results = built.run({**fixed, name: built.read_input(name, f)}, params, target=args.target)
-        for node_id, path in plan[f].items():
-            _write(path, results[node_id])
+        def advance(label: str) -> None:
+            bar.set_postfix_str(label, refresh=False)
+            bar.update(1)
 
-    skipped: list[tuple[Path, str]] = []
-    progress = Progress(len(files), sys.stderr)
-
-    def attempt(f: Path) -> bool:
-        from pixelweave.engine.errors import PixelweaveError
-
-        try:
-            process(f)
-            return True
-        except (PixelweaveError, Failure, OSError) as e:
-            skipped.append((f, str(e)))
-            return False
-        finally:
-            progress.advance(f.name)
-
-    # The first file compiles the pipeline; the rest reuse the compiled code in parallel.
-    remaining = list(files)
-    while remaining and not attempt(remaining.pop(0)):
-        pass
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        list(pool.map(attempt, remaining))
-    progress.close()
+        if args.dask:
+            skipped, where = _batch_on_dask(args, built, name, fixed, params, files, plan, advance)
+        else:
+            skipped, where = _batch_here(args, built, name, fixed, params, files, plan, advance), ""
     done = len(files) - len(skipped)
-    print(f"processed {done} of {len(files)} files into {out_dir}")
+    print(f"processed {done} of {len(files)} files into {out_dir}{where}")
     for f, why in sorted(skipped):
         print(f"{PROG}: skipped {f}: {why}", file=sys.stderr)
     if skipped:
         raise Failure(f"{len(skipped)} of {len(files)} files could not be processed")
     return 0
+
+
+def _batch_here(
+    args: argparse.Namespace,
+    built: Any,
+    name: str,
+    fixed: dict[str, Any],
+    params: dict[str, Any],
+    files: list[Path],
+    plan: dict[Path, dict[str, Path]],
+    advance: Callable[[str], None],
+) -> list[tuple[Path, str]]:
+    """Runs the files in this process, --jobs at once; returns the files skipped and why."""
+    lock = threading.Lock()
+    skipped: list[tuple[Path, str]] = []
+
+    def attempt(f: Path) -> bool:
+        from pixelweave.engine.errors import PixelweaveError
+
+        try:
+            results = built.run({**fixed, name: built.read_input(name, f)}, params, target=args.target)
+            for node_id, path in plan[f].items():
+                _write(path, results[node_id])
+            return True
+        except (PixelweaveError, Failure, OSError) as e:
+            with lock:
+                skipped.append((f, str(e)))
+            return False
+        finally:
+            with lock:
+                advance(f.name)
+
+    # The first file compiles the pipeline; the rest reuse the compiled code in parallel.
+    remaining = list(files)
+    while remaining and not attempt(remaining.pop(0)):
+        pass
+    with ThreadPoolExecutor(max_workers=args.jobs or 1) as pool:
+        list(pool.map(attempt, remaining))
+    return skipped
+
+
+def _batch_on_dask(
+    args: argparse.Namespace,
+    built: Any,
+    name: str,
+    fixed: dict[str, Any],
+    params: dict[str, Any],
+    files: list[Path],
+    plan: dict[Path, dict[str, Path]],
+    advance: Callable[[str], None],
+) -> tuple[list[tuple[Path, str]], str]:
+    """Runs the files on a Dask cluster (see app/dask_batch.py); returns the files skipped
+    and a note on where the work ran for the summary line."""
+    from pixelweave.app.dask_batch import ClusterError, dask_client, run_on_cluster
+    from pixelweave.engine.errors import PixelweaveError
+    from pixelweave.nodes.batch_job import prepare_batch_job
+    from pixelweave.nodes.images import write_encoded_image
+
+    if args.target == "reference":
+        raise UsageError("--dask ships compiled code to the workers; --target reference cannot be used with it")
+    example, skipped = None, []
+    for f in files:  # the output sizes of one readable file decide the compiled groups of outputs
+        try:
+            example = built.read_input(name, f)
+            break
+        except (PixelweaveError, OSError):
+            continue
+    if example is None:
+        raise Failure(f"none of the {len(files)} files matching the pattern can be read as an image")
+    job = prepare_batch_job(built, name, fixed, params, example, target=args.target)
+
+    def write(f: Path, result: Any) -> None:
+        for node_id, path in plan[f].items():
+            write_encoded_image(path, result.outputs[node_id])
+
+    try:
+        with dask_client(args.dask, args.jobs) as client:
+            report = run_on_cluster(client, job, files, write, advance, retries=args.retries)
+    except ClusterError as e:
+        raise Failure(str(e)) from None
+    skipped.extend(report.skipped)
+    compiled = report.worker_compiles["pipelines_compiled"] + report.worker_compiles["objects_compiled"]
+    note = (
+        f" on {report.workers} Dask worker{'s' if report.workers != 1 else ''} ({args.dask}); "
+        f"compiled once here, {compiled} compile{'s' if compiled != 1 else ''} on the workers"
+    )
+    return skipped, note
 
 
 def _batch_outputs(built: Any, f: Path, out_dir: Path) -> dict[str, Path]:

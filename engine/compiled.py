@@ -26,9 +26,12 @@ class Compiled:
 
     `compile_seconds` is the time lowering and LLVM took; `last_run_seconds` the time of
     the last native call; `last_profile` the seconds per Func of a profiling build.
+    `lowering` is None for native code compiled in another process (Pipeline.load_native_code).
     """
 
-    def __init__(self, pipeline: Pipeline, lowering: LoweringResult, native: CompiledPipeline, lower_seconds: float):
+    def __init__(
+        self, pipeline: Pipeline, lowering: LoweringResult | None, native: CompiledPipeline, lower_seconds: float
+    ) -> None:
         self.pipeline = pipeline
         self.lowering = lowering
         self.native = native

@@ -134,6 +134,28 @@ class Pipeline:
         self._compiled[key] = compiled
         return compiled
 
+    def load_native_code(self, code: Any, target: str = "host"):
+        """Adopt native code compiled for this pipeline elsewhere (`fn.native.native_code()`,
+        e.g. on a Dask client): `compile(target, code.level)` then returns it, and nothing is
+        lowered or compiled here. CompileError if its arguments are not this pipeline's."""
+        from pixelweave.engine.compiled import Compiled
+        from pixelweave.engine.runtime.jit import load_native_code
+
+        expected = {(im.name(), "buffer", str(im.type()), im.dimensions(), False) for im in self.images}
+        expected |= {(q.name, "scalar", str(q.type()), 0, False) for q in self.params}
+        expected |= {(f.name(), "buffer", str(f.type()), f.dimensions(), True) for f in self.outputs}
+        given = {(a.name, a.kind, str(a.type), a.dimensions, a.is_output) for a in code.arguments}
+        if given != expected:
+            differ = sorted(n for n, *_ in given ^ expected)
+            raise CompileError(
+                f"native code `{code.name}` was compiled for another pipeline: its arguments differ in "
+                f"{', '.join(dict.fromkeys(differ))}"
+            )
+        compiled = Compiled(self, None, load_native_code(code), 0.0)
+        profile = bool(code.profile_names)
+        self._compiled[(target, code.level, profile, self._schedule_signature())] = compiled
+        return compiled
+
     def compile_to_library(self, name: str, directory: str = ".", target: str = "host"):
         """Write NAME.o, libNAME.so and NAME.h (the C ABI: buffer descriptors, scalar
         parameters, an int error code and NAME_error_message()) into directory."""

@@ -6,6 +6,7 @@ Files come interleaved (h, w, channels) from imageio; the engine's colour layout
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +68,26 @@ def read_image(path: str | Path, layout: str, element: str) -> np.ndarray:
     return to_layout(array, layout, element)
 
 
+def decode_image(data: bytes, name: str, layout: str, element: str) -> np.ndarray:
+    """The encoded image file `data` (read from the file called name) in the engine layout;
+    NodeError naming the file if it cannot be decoded. For processes that get a file's bytes
+    rather than its path (Dask workers)."""
+    import imageio.v3 as iio
+
+    try:
+        array = np.asarray(iio.imread(data, extension=Path(name).suffix.lower() or None))
+    except Exception as e:  # imageio raises many kinds; all mean "not an image we can read"
+        raise NodeError(f"cannot read image {name!r}: {str(e).replace('<bytes>', name)}") from e
+    return to_layout(array, layout, element)
+
+
+def encode_image(array: np.ndarray, suffix: str = ".png") -> bytes:
+    """An engine array encoded as an image file of the kind suffix names, in memory."""
+    import imageio.v3 as iio
+
+    return bytes(iio.imwrite("<bytes>", to_file_layout(array), extension=suffix))
+
+
 def to_file_layout(array: np.ndarray) -> np.ndarray:
     """An engine array ready for imageio: planar colour to interleaved, floats to u8."""
     if array.ndim == 3:
@@ -80,18 +101,26 @@ def to_file_layout(array: np.ndarray) -> np.ndarray:
 
 def write_image(path: str | Path, array: np.ndarray) -> None:
     """Writes an engine array as an image file, atomically (temporary file, then rename)."""
+    import imageio.v3 as iio
+
+    data = to_file_layout(array)
+    _write_atomically(Path(path), lambda tmp: iio.imwrite(tmp, data))
+
+
+def write_encoded_image(path: str | Path, data: bytes) -> None:
+    """Writes an already encoded image file (from encode_image) atomically."""
+    _write_atomically(Path(path), lambda tmp: Path(tmp).write_bytes(data))
+
+
+def _write_atomically(path: Path, write: Callable[[str], object]) -> None:
     import os
     import tempfile
 
-    import imageio.v3 as iio
-
-    path = Path(path)
-    data = to_file_layout(array)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent or ".")
     os.close(fd)
     os.chmod(tmp, mode_for(path))
     try:
-        iio.imwrite(tmp, data)
+        write(tmp)
         os.replace(tmp, path)
     except Exception:
         Path(tmp).unlink(missing_ok=True)

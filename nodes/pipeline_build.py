@@ -14,7 +14,7 @@ import numpy as np
 from pixelweave.nodes.document import Document, Problem, _format
 from pixelweave.nodes.errors import DocumentError, NodeError
 from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec, _build_node
-from pixelweave.nodes.images import read_image
+from pixelweave.nodes.images import decode_image, read_image
 from pixelweave.nodes.ports import short_type_name
 from pixelweave.nodes.run import GraphRunner, output_sizes
 from pixelweave.nodes.schedule_spec import apply_schedule, directives_of
@@ -61,6 +61,14 @@ class BuiltDocument:
         layout, element = self.input_format(node_id)
         try:
             return read_image(path, layout, element)
+        except NodeError as e:
+            raise NodeError(e.detail, node_id) from None
+
+    def decode_input(self, node_id: str, data: bytes, name: str) -> np.ndarray:
+        """Like read_input, for a file's bytes (name is the file's, for the suffix and messages)."""
+        layout, element = self.input_format(node_id)
+        try:
+            return decode_image(data, name, layout, element)
         except NodeError as e:
             raise NodeError(e.detail, node_id) from None
 

@@ -1,6 +1,7 @@
 """The distribution installs one import name, `pixelweave`, and nothing else.
 
-The wheel is built from a copy of the source tree and installed into a fresh virtualenv
+`python -m build` makes the sdist from a copy of the source tree and the wheel from the
+sdist (so the sdist must hold everything the wheel needs). The wheel is installed into a fresh virtualenv
 beside two unrelated packages named `app` and `nodes`, which must neither break Pixelweave
 nor be broken by it. The fresh environment borrows this environment's third-party packages
 through a .pth file, so the test needs no network.
@@ -12,13 +13,15 @@ import site
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import venv
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("engine", "nodes", "app", "pixelweave", "resources", "setup.py", "pyproject.toml", "README.md")
+SOURCES = ("engine", "nodes", "app", "pixelweave", "resources", "packaging", "setup.py", "pyproject.toml", "README.md",
+           "MANIFEST.in")
 BARE_IMPORT = re.compile(r"^\s*(from|import)\s+(engine|nodes|app)\b", re.M)
 
 
@@ -41,7 +44,8 @@ def test_import_pixelweave_gives_the_algorithm_language():
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def dist(tmp_path_factory) -> Path:
+    """The sdist and the wheel built from it, as `python -m build` makes them."""
     source = tmp_path_factory.mktemp("source")
     for name in SOURCES:
         src = ROOT / name
@@ -51,12 +55,36 @@ def wheel(tmp_path_factory) -> Path:
             shutil.copy2(src, source / name)
     out = tmp_path_factory.mktemp("dist")
     done = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(source)],
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(source)],
         capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (built,) = out.glob("pixelweave-*.whl")
+    assert "Building wheel from sdist" in done.stdout + done.stderr, done.stdout[-2000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(dist) -> Path:
+    (built,) = dist.glob("pixelweave-*.whl")
     return built
+
+
+def test_the_sdist_holds_the_sources_the_wheel_is_built_from(dist):
+    (sdist,) = dist.glob("pixelweave-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}
+    for required in ("setup.py", "pyproject.toml", "README.md", "MANIFEST.in", "pixelweave/__init__.py",
+                     "engine/__init__.py", "engine/runtime/jit.py", "nodes/catalogue/__init__.py", "app/cli.py",
+                     "app/editor/launch.py", "resources/examples/unsharp_mask.json", "resources/images/camera.png",
+                     "packaging/build_linux.sh", "packaging/org.pixelweave.Pixelweave.desktop",
+                     "packaging/org.pixelweave.Pixelweave.metainfo.xml",
+                     "packaging/icons/hicolor/scalable/apps/org.pixelweave.Pixelweave.svg",
+                     "packaging/icons/hicolor/256x256/apps/org.pixelweave.Pixelweave.png"):  # fmt: skip
+        assert required in names, f"{required} is missing from the sdist"
+    python_sources = {str(p.relative_to(ROOT)) for f in ("engine", "nodes", "app") for p in (ROOT / f).rglob("*.py")}
+    assert python_sources <= names, sorted(python_sources - names)[:5]
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    assert not [n for n in names if n.startswith(("tests/", ".venv/", "benchmarks/"))]
 
 
 def _fresh_environment(where: Path) -> Path:

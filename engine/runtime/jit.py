@@ -7,6 +7,11 @@ hashes the IR text, the target (triple, CPU, features), the level and the llvmli
 versions. Object files are stored with a checksum: a corrupted or truncated file is
 detected before LLVM sees it, discarded and recompiled.
 
+A compiled pipeline travels to other processes (Dask workers) as `NativeCode`: its object
+code, the runtime's object code and the calling metadata, which `load_native_code` links
+there without lowering or LLVM. `compile_statistics()` counts the work done in this
+process, so callers can check that nothing was recompiled.
+
 Linking uses llvmlite's LLJIT, which raises on unresolved symbols (MCJIT silently leaves
 them at address 0). The parallel runtime (thread_pool.py) is one JIT library per process,
 linked once and never unloaded, because its worker threads live as long as the process.
@@ -61,6 +66,14 @@ DISK_CACHE_ENTRIES = 2000  # the oldest object files beyond this many are delete
 _OBJECT_MAGIC = b"PWOBJ1\n"
 
 _lock = threading.RLock()  # LLVM's global context and the JIT are not thread-safe
+_statistics = {"pipelines_compiled": 0, "objects_compiled": 0, "native_code_loaded": 0}
+
+
+def compile_statistics() -> dict[str, int]:
+    """Work done in this process so far: pipelines compiled (IR generated), object files
+    compiled by LLVM (cache misses, the runtime's included) and NativeCode loaded."""
+    with _lock:
+        return dict(_statistics)
 
 
 # ------------------------------------------------------------------------------ JIT libraries
@@ -80,16 +93,19 @@ class _JitLibrary:
 class _Jit:
     """The process-wide LLJIT instance and its runtime library."""
 
-    def __init__(self) -> None:
+    def __init__(self, runtime_object: bytes | None = None) -> None:
         spec = resolve_target("host")
         self.spec = spec
         self._target_machine = create_target_machine(spec, "full")
         self.lljit = llvm.create_lljit_compiler(self._target_machine)
         self._count = 0
-        runtime = ModuleBuilder("pw_runtime", spec.triple, data_layout(spec))
-        thread_pool.add_thread_pool(runtime, arch=spec.arch, export=True, with_destructor=False)
-        obj, _ = _object_code(runtime.render(), spec, "full", use_cache=True)
-        self.runtime = self.link(obj, "pw_runtime", [thread_pool.PARALLEL_FOR, thread_pool.STATS], runtime=False)
+        if runtime_object is None:
+            runtime = ModuleBuilder("pw_runtime", spec.triple, data_layout(spec))
+            thread_pool.add_thread_pool(runtime, arch=spec.arch, export=True, with_destructor=False)
+            runtime_object, _ = _object_code(runtime.render(), spec, "full", use_cache=True)
+        self.runtime_object = runtime_object
+        exports = [thread_pool.PARALLEL_FOR, thread_pool.STATS]
+        self.runtime = self.link(runtime_object, "pw_runtime", exports, runtime=False)
         # Never unloaded: workers may sleep in its code until the process exits.
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(self.runtime))
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(self.lljit))
@@ -124,11 +140,13 @@ def _release_library_memory(address: int, tracker: Any) -> None:
 _jit: _Jit | None = None
 
 
-def _get_jit() -> _Jit:
+def _get_jit(runtime_object: bytes | None = None) -> _Jit:
+    """The process's JIT; the first call links runtime_object when given (shipped from
+    another process) instead of compiling the runtime here."""
     global _jit
     with _lock:
         if _jit is None:
-            _jit = _Jit()
+            _jit = _Jit(runtime_object)
         return _jit
 
 
@@ -224,6 +242,8 @@ def _object_code(ir_text: str, spec: TargetSpec, level: str, *, use_cache: bool)
         if data is not None:
             return data, True
     data = compile_ir_to_object(ir_text, spec, level).data
+    with _lock:
+        _statistics["objects_compiled"] += 1
     if use_cache:
         _write_cached_object(path, data)
     return data, False
@@ -282,6 +302,8 @@ def compile_pipeline(
     module = generate_module(
         lowered, triple=spec.triple, datalayout=data_layout(spec), profile=profile, checked=checked
     )
+    with _lock:
+        _statistics["pipelines_compiled"] += 1
     key = cache_key(module.ir, spec, level)
     exports = [
         module.entry_symbol,
@@ -327,7 +349,87 @@ def compile_pipeline(
         target=spec,
         compile_seconds=time.perf_counter() - start,
         cache_hit=hit,
+        object_code=entry.object_code,
     )
+
+
+@dataclass(frozen=True)
+class NativeCode:
+    """A compiled pipeline in a form another process can link without compiling anything:
+    its object code, the parallel runtime's object code, the target it was built for and
+    the metadata needed to call it. Picklable (this is what a Dask worker receives)."""
+
+    name: str
+    arguments: list[Argument]
+    profile_names: list[str]
+    context_bytes: int
+    level: str
+    target: TargetSpec
+    object_code: bytes
+    runtime_object: bytes
+    runtime_target: TargetSpec
+
+    def module(self) -> GeneratedModule:
+        """The calling metadata as a GeneratedModule (without IR text)."""
+        return GeneratedModule("", self.name, list(self.arguments), list(self.profile_names), self.context_bytes)
+
+
+def load_native_code(code: NativeCode) -> CompiledPipeline:
+    """Link NativeCode made by `CompiledPipeline.native_code()` (possibly in another process
+    or on another machine) into this process; CompileError if this CPU cannot run it."""
+    start = time.perf_counter()
+    missing = _features_missing_here(code.target)
+    if missing:
+        raise CompileError(
+            f"pipeline `{code.name}` was compiled for CPU {code.target.cpu}, and this machine lacks features it "
+            f"uses ({', '.join(missing)}); compile it for a portable target (x86-64-v3, ...) to run it here"
+        )
+    # The runtime is built for the sending machine's CPU even when the pipeline is portable:
+    # a machine that lacks its features compiles its own (once per process) instead.
+    runtime_fits = not _features_missing_here(code.runtime_target)
+    jit = _get_jit(code.runtime_object if runtime_fits else None)
+    module = code.module()
+    key = "shipped:" + hashlib.sha256(code.object_code).hexdigest()
+    with _lock:
+        entry = _memory_cache.get(key)
+        library = entry.library() if entry is not None and entry.library is not None else None
+        if entry is None:
+            entry = _MemoryEntry(code.object_code)
+            _memory_cache[key] = entry
+            while len(_memory_cache) > MEMORY_CACHE_ENTRIES:
+                _memory_cache.popitem(last=False)
+        _memory_cache.move_to_end(key)
+        if library is None:
+            exports = [
+                module.entry_symbol,
+                module.argv_symbol,
+                module.argv_context_symbol,
+                module.error_message_symbol,
+                module.release_memory_symbol,
+            ]
+            library = jit.link(code.object_code, code.name, exports, release=module.release_memory_symbol)
+            entry.library = weakref.ref(library)
+            _statistics["native_code_loaded"] += 1
+    return CompiledPipeline(
+        module,
+        library,
+        level=code.level,
+        target=code.target,
+        compile_seconds=time.perf_counter() - start,
+        cache_hit="shipped",
+        object_code=code.object_code,
+    )
+
+
+def _features_missing_here(spec: TargetSpec) -> list[str]:
+    """Features code for spec enables that this machine's CPU lacks."""
+    if spec.name != "host":
+        return missing_host_features(spec)
+    if spec.triple.split("-", 1)[0] != llvm.get_process_triple().split("-", 1)[0]:
+        return [spec.triple]
+    host = llvm.get_host_cpu_features()
+    wanted = [f[1:] for f in spec.features.split(",") if f.startswith("+")]
+    return [f for f in wanted if not host.get(f, False)]
 
 
 class CompiledPipeline:
@@ -352,6 +454,7 @@ class CompiledPipeline:
         target: TargetSpec,
         compile_seconds: float,
         cache_hit: str | None,
+        object_code: bytes,
     ) -> None:
         self.name = module.name
         self.arguments: list[Argument] = module.arguments
@@ -364,10 +467,11 @@ class CompiledPipeline:
         self.last_run_seconds: float | None = None
         self.last_profile: dict[str, float] | None = None
         self._library = library
+        self._object_code = object_code
+        self._context_bytes = module.context_bytes
         self._argv_entry = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(
             library[module.argv_context_symbol]
         )
-        self._context_bytes = module.context_bytes
         self._release_memory = ctypes.CFUNCTYPE(None)(library[module.release_memory_symbol])
         self.entry_address = library[module.entry_symbol]
 
@@ -423,6 +527,21 @@ class CompiledPipeline:
             self.last_profile = {n: counters[i] * 1e-9 for i, n in enumerate(self.profile_names)}
         if code != 0:
             raise RuntimeFailure(self._failure_message(code, context))
+
+    def native_code(self) -> NativeCode:
+        """This pipeline's object code and calling metadata, to link in another process
+        with `load_native_code` (nothing is compiled there)."""
+        return NativeCode(
+            self.name,
+            list(self.arguments),
+            list(self.profile_names),
+            self._context_bytes,
+            self.level,
+            self.target,
+            self._object_code,
+            _get_jit().runtime_object,
+            _get_jit().spec,
+        )
 
     def release_memory(self) -> None:
         """Free the intermediate buffers kept for the next call (they are also freed when the

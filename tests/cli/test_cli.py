@@ -277,7 +277,7 @@ def test_batch_processes_every_file_and_skips_unreadable_ones(work, capsys):
     captured = capsys.readouterr()
     assert "processed 4 of 5 files" in captured.out
     assert f"pixelweave: skipped {folder / 'broken.png'}: node `input`: cannot read image" in captured.err
-    assert "[##############################] 5/5" in captured.err
+    assert captured.err.startswith("pixelweave: skipped"), "no progress bar when stderr is not a terminal"
     assert captured.err.rstrip().endswith("pixelweave: error: 1 of 5 files could not be processed")
     for k, image in enumerate(images):
         np.testing.assert_array_equal(_read_gray(work / "out" / f"img{k}.png"), numpy_box_blur(image, 2))
