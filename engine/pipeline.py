@@ -153,7 +153,8 @@ class Pipeline:
             )
         compiled = Compiled(self, None, load_native_code(code), 0.0)
         profile = bool(code.profile_names)
-        self._compiled[(target, code.level, profile, self._schedule_signature())] = compiled
+        # Served to compile() without checked=True (shipped code is compiled unchecked).
+        self._compiled[(target, code.level, profile, False, self._schedule_signature())] = compiled
         return compiled
 
     def compile_to_library(self, name: str, directory: str = ".", target: str = "host"):
