@@ -27,6 +27,9 @@ SEED_STRIDE = 1_000_000
 
 @dataclass
 class Campaign:
+    """The settings of a run (seed, case count, time budget, workers, Halide share, per-case
+    timeout, checked code, shrinking, output folder) and, as it goes, its counts."""
+
     seed: int = 0
     cases: int = 1000
     time_budget: float | None = None
