@@ -35,21 +35,25 @@ def _compute_root_store_root(case: Case) -> bool:
 
 
 def _rounding_tail_on_update(case: Case) -> bool:
-    """Also an AUTO tail on a nested split of an update (it resolves to ShiftInwards there,
-    which applies the update twice to the tail: seed 2000180 of the fuzzer)."""
-    inner: set[tuple[str, int, str]] = set()
+    """Also an AUTO tail on a split of a derived loop of an update (the inner or outer loop
+    of a split, a fused loop), which resolves to ShiftInwards there and applies the update
+    twice to the tail: fuzzer seeds 2000180 and 20261124014611. vectorize and unroll with a
+    width split too."""
+    derived: set[tuple[str, int, str]] = set()
     for d in case.directives:
         if d.stage == 0:
             continue
         if d.kind in ("split", "tile") and d.args[-1] in ("ROUND_UP", "SHIFT_INWARDS"):
             return True
         if d.kind == "split":
-            if (d.func, d.stage, d.args[0]) in inner:
+            if (d.func, d.stage, d.args[0]) in derived:
                 return True
-            inner.add((d.func, d.stage, d.args[2]))
+            derived |= {(d.func, d.stage, d.args[1]), (d.func, d.stage, d.args[2])}
         elif d.kind == "tile":
-            inner |= {(d.func, d.stage, d.args[4]), (d.func, d.stage, d.args[5])}
-        elif d.kind in ("unroll", "vectorize") and len(d.args) > 1 and (d.func, d.stage, d.args[0]) in inner:
+            derived |= {(d.func, d.stage, v) for v in d.args[2:6]}
+        elif d.kind == "fuse":
+            derived.add((d.func, d.stage, d.args[2]))
+        elif d.kind in ("unroll", "vectorize") and len(d.args) > 1 and (d.func, d.stage, d.args[0]) in derived:
             return True
     return False
 
