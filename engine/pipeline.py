@@ -140,9 +140,11 @@ class Pipeline:
 
         return stmt_to_string(lower(self, target).lowered.body)
 
-    def compile(self, target: str = "host", level: str = "full", profile: bool = False):
+    def compile(self, target: str = "host", level: str = "full", profile: bool = False, checked: bool = False):
         """Compile to native code: `level="fast"` for quick previews, "full" for speed;
-        `profile=True` times each Func. Returns a callable `fn(sizes, inputs, out=None)`."""
+        `profile=True` times each Func; `checked=True` tests every load and store index
+        against its buffer and raises RuntimeFailure on the first violation (slower: for
+        tests and debugging). Returns a callable `fn(sizes, inputs, out=None)`."""
         import time
 
         from pixelweave.engine.compiled import Compiled
@@ -150,12 +152,16 @@ class Pipeline:
         from pixelweave.engine.runtime.jit import compile_pipeline, compiled_by_structure
         from pixelweave.engine.stmt_printer import loop_nest_to_string
 
-        key = (target, level, profile, self._schedule_signature())
+        if checked and target == "opencl":
+            raise CompileError("checked=True is available for CPU targets only, not target='opencl'")
+        key = (target, level, profile, checked, self._schedule_signature())
         cached = self._compiled.get(key)
         if cached is not None:
             return cached
-        structure = self.structural_key(target)
-        if target != "opencl":
+        # checked code is never filed under (or taken from) the pre-lowering key, which does
+        # not tell checked and unchecked code apart
+        structure = None if checked else self.structural_key(target)
+        if structure is not None and target != "opencl":
             hit = compiled_by_structure(structure, level, profile, target)
             if hit is not None:
                 native, loop_nest = hit
@@ -173,6 +179,7 @@ class Pipeline:
                 target=target,
                 structure=structure,
                 loop_nest=loop_nest_to_string(lowering.loop_nest),
+                checked=checked,
             )
         compiled = Compiled(self, lowering, native, lower_seconds)
         self._compiled[key] = compiled
@@ -204,7 +211,8 @@ class Pipeline:
             )
         compiled = Compiled(self, None, load_native_code(code), 0.0)
         profile = bool(code.profile_names)
-        self._compiled[(target, code.level, profile, self._schedule_signature())] = compiled
+        # Served to compile() without checked=True (shipped code is compiled unchecked).
+        self._compiled[(target, code.level, profile, False, self._schedule_signature())] = compiled
         return compiled
 
     def compile_to_library(self, name: str, directory: str = ".", target: str = "host"):
@@ -235,9 +243,11 @@ class Pipeline:
         inputs: dict[str, Any] | None = None,
         target: str = "host",
         out: np.ndarray | list[np.ndarray] | None = None,
+        checked: bool = False,
     ) -> np.ndarray | list[np.ndarray]:
-        """Compile once (cached by schedule and target) and run; like realize_reference."""
-        return self.compile(target)(sizes, inputs, out)
+        """Compile once (cached by schedule and target) and run; like realize_reference.
+        checked=True compiles with every load and store index tested (see compile)."""
+        return self.compile(target, checked=checked)(sizes, inputs, out)
 
     def _symbol_name(self) -> str:
         import re

@@ -137,11 +137,14 @@ def generate_module(
     datalayout: str,
     profile: bool = False,
     embed_runtime: bool = False,
+    checked: bool = False,
 ) -> GeneratedModule:
     """LLVM IR for lowered. With embed_runtime (exported libraries) the thread pool is
     compiled into the module with internal linkage and NAME's context (its last error
     message) is thread-local; otherwise the pool is declared (the JIT links the process-wide
-    runtime) and callers pass a context of their own through NAME_argv_context."""
+    runtime) and callers pass a context of their own through NAME_argv_context. With
+    checked, every load and store tests its index against its buffer and fails the call
+    (ASSERTION_FAILED, naming the buffer, the index and the Func being computed) instead."""
     if not _C_IDENTIFIER.match(lowered.name):
         raise CompileError(f"pipeline name `{lowered.name}` is not a C identifier")
     seen: set[str] = set()
@@ -152,7 +155,7 @@ def generate_module(
             raise CompileError(f"pipeline `{lowered.name}` has two arguments named `{a.name}`")
         seen.add(a.name)
     module = ModuleBuilder(lowered.name, triple, datalayout)
-    gen = _CodeGen(lowered, module, profile=profile, thread_local_context=embed_runtime)
+    gen = _CodeGen(lowered, module, profile=profile, thread_local_context=embed_runtime, checked=checked)
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 20000))
     try:
@@ -221,6 +224,14 @@ def _printf_template(message: str, args: list[Type | None]) -> tuple[str, list[T
 # ------------------------------------------------------------------------------ code generation
 
 
+def _buffer_fields(ref: BufferRef) -> list[Value]:
+    """What a parallel loop's closure carries for a buffer: its pointer, and in checked
+    code its valid index range."""
+    if ref.lo is None or ref.hi is None:
+        return [ref.pointer]
+    return [ref.pointer, ref.lo, ref.hi]
+
+
 @dataclass
 class _HeapEntry:
     """Heap storage live at some point: freed on scope exit and on every error path.
@@ -261,9 +272,17 @@ class _Unwind:
 
 class _CodeGen(ExprCodeGen):
     def __init__(
-        self, lowered: LoweredPipeline, module: ModuleBuilder, *, profile: bool, thread_local_context: bool
+        self,
+        lowered: LoweredPipeline,
+        module: ModuleBuilder,
+        *,
+        profile: bool,
+        thread_local_context: bool,
+        checked: bool = False,
     ) -> None:
         self.lowered = lowered
+        self.checked = checked
+        self.producing: list[str] = []
         self.module = module
         self.strict_float = lowered.strict_float
         self.profile = profile
@@ -415,6 +434,8 @@ class _CodeGen(ExprCodeGen):
         )
         self.fn.buffers[name] = BufferRef(host, a.type)
         if a.dimensions == 0:
+            if self.checked:
+                self.fn.buffers[name] = BufferRef(host, a.type, int_const(64, 0), int_const(64, 1))
             return
         dim = b.load("ptr", self._byte_offset(desc, BUFFER_DIM_OFFSET), 8, f"{name}.dim")
         self._check(
@@ -428,6 +449,22 @@ class _CodeGen(ExprCodeGen):
                 var = f"{name}.{field_name}.{i}"
                 p = self._byte_offset(dim, DIMENSION_SIZE * i + 4 * j)
                 self.fn.scope[var] = b.load("i32", p, 4, var)
+        if self.checked:
+            self.fn.buffers[name] = self._argument_span(name, host, a)
+
+    def _argument_span(self, name: str, host: Value, a: Argument) -> BufferRef:
+        """The flat indices an argument buffer holds, relative to its host pointer (which
+        points at its min corner): the sums of min(0, (extent-1)*stride) and max(0, ...)."""
+        b = self.b
+        lo, hi, empty = int_const(64, 0), int_const(64, 1), Value("i1", "false")
+        for i in range(a.dimensions):
+            extent = b.convert("sext", self.fn.scope[f"{name}.extent.{i}"], "i64")
+            stride = b.convert("sext", self.fn.scope[f"{name}.stride.{i}"], "i64")
+            empty = b.binop("or", empty, b.icmp("sle", extent, int_const(64, 0)), "empty")
+            reach = b.binop("mul", b.binop("sub", extent, int_const(64, 1)), stride, "reach")
+            lo = b.binop("add", lo, self._int_min(reach, int_const(64, 0)), "span_lo")
+            hi = b.binop("add", hi, self._int_max(reach, int_const(64, 0)), "span_hi")
+        return BufferRef(host, a.type, lo, b.select(empty, lo, hi, "span_end"))
 
     def _type_name(self, code: Value, bits: Value) -> Value:
         """A pointer to the name of the element type (code, bits) of a descriptor."""
@@ -490,6 +527,9 @@ class _CodeGen(ExprCodeGen):
         return base if offset == 0 else f.gep("i8", base, int_const(64, offset), "field")
 
     # ====================================================================== errors
+    def _report_bad_access(self, ok: Value, message: str, args: list[tuple[Value, Type | None]]) -> None:
+        self._check(ok, ErrorCode.ASSERTION_FAILED, message, args)
+
     def _check(self, ok: Value, code: ErrorCode, message: str, args: list[tuple[Value, Type | None]]) -> None:
         """Continue if ok, else report message (its `{}` holes filled by args) and fail."""
         b = self.b
@@ -684,6 +724,15 @@ class _CodeGen(ExprCodeGen):
         b.start_block(end_label)
 
     def _producer_consumer(self, s: ProducerConsumer) -> None:
+        if s.is_producer:
+            self.producing.append(s.name)
+        try:
+            self._produce_or_consume(s)
+        finally:
+            if s.is_producer:
+                self.producing.pop()
+
+    def _produce_or_consume(self, s: ProducerConsumer) -> None:
         if not (self.profile and s.is_producer):
             self._stmt(s.body)
             return
@@ -781,10 +830,11 @@ class _CodeGen(ExprCodeGen):
             if name in self.fn.buffers:
                 captured_buffers.append((name, self.fn.buffers[name]))
         captured_vars.insert(0, (_CONTEXT, self.fn.context))
-        field_types = [v.ty for _, v in captured_vars] + ["ptr"] * len(captured_buffers)
+        buffer_values = [_buffer_fields(ref) for _, ref in captured_buffers]
+        field_types = [v.ty for _, v in captured_vars] + [v.ty for fields in buffer_values for v in fields]
         struct_ty = "{ " + ", ".join(field_types) + " }" if field_types else "{}"
         closure = b.alloca_in_entry(struct_ty, 16, f"closure.{s.name}")
-        values = [v for _, v in captured_vars] + [ref.pointer for _, ref in captured_buffers]
+        values = [v for _, v in captured_vars] + [v for fields in buffer_values for v in fields]
         for k, v in enumerate(values):
             p = b.assign("ptr", f"getelementptr {struct_ty}, ptr {closure.ref}, i32 0, i32 {k}", "capture")
             b.store(v, p, 1 if v.ty == "i1" else 8)
@@ -802,9 +852,14 @@ class _CodeGen(ExprCodeGen):
                     self.fn.context = loaded
                 else:
                     self.fn.scope[name] = loaded
-            for k, (name, ref) in enumerate(captured_buffers, start=len(captured_vars)):
-                p = inner.assign("ptr", f"getelementptr {struct_ty}, ptr {cl.ref}, i32 0, i32 {k}", "field")
-                self.fn.buffers[name] = BufferRef(inner.load("ptr", p, 8, name), ref.type)
+            k = len(captured_vars)
+            for (name, ref), fields in zip(captured_buffers, buffer_values, strict=True):
+                loaded_fields = []
+                for v in fields:
+                    p = inner.assign("ptr", f"getelementptr {struct_ty}, ptr {cl.ref}, i32 0, i32 {k}", "field")
+                    loaded_fields.append(inner.load(v.ty, p, 8, name))
+                    k += 1
+                self.fn.buffers[name] = BufferRef(loaded_fields[0], ref.type, *loaded_fields[1:])
             self.fn.scope[s.name] = index
             # Profiling counts thread time: each task's time goes to the Func whose production
             # encloses the loop, and the launching thread's wait is taken off it below.
@@ -837,7 +892,7 @@ class _CodeGen(ExprCodeGen):
         if s.on_stack and size_const is not None:
             count = max(size_const, 1)
             slot = b.alloca_in_entry(f"[{count} x {elem}]", HEAP_ALIGNMENT, s.name)
-            with self._bound_buffer(s.name, BufferRef(slot, s.type.element_of())):
+            with self._bound_buffer(s.name, self._scratch_ref(slot, s.type, int_const(64, size_const))):
                 self._stmt(s.body)
             return
         size = self._expr(s.size, hint=f"{s.name}.size")
@@ -847,7 +902,7 @@ class _CodeGen(ExprCodeGen):
             saved = b.call("ptr", stacksave, [], "stack")
             count = self._int_max(size, int_const(32, 1))
             slot = b.assign("ptr", f"alloca {elem}, {count}, align {HEAP_ALIGNMENT}", s.name)
-            with self._bound_buffer(s.name, BufferRef(slot, s.type.element_of())):
+            with self._bound_buffer(s.name, self._scratch_ref(slot, s.type, b.convert("sext", size, "i64"))):
                 self._stmt(s.body)
             b.call("void", stackrestore, [saved])
             return
@@ -868,11 +923,17 @@ class _CodeGen(ExprCodeGen):
             [(nbytes, Int(64))],
         )
         try:
-            with self._bound_buffer(s.name, BufferRef(entry.pointer, s.type.element_of())):
+            with self._bound_buffer(s.name, self._scratch_ref(entry.pointer, s.type, count64)):
                 self._stmt(s.body)
         finally:
             self.fn.live_heap.pop()
         self._release_heap(entry)
+
+    def _scratch_ref(self, pointer: Value, t: Type, count: Value) -> BufferRef:
+        """An allocation of count elements; checked code knows its valid indices [0, count)."""
+        if not self.checked:
+            return BufferRef(pointer, t.element_of())
+        return BufferRef(pointer, t.element_of(), int_const(64, 0), count)
 
     def _scratch_allocation(self, name: str, nbytes: Value) -> _HeapEntry:
         """Heap storage kept between calls (fresh pages cost a fault each, and memory freed
@@ -925,3 +986,7 @@ class _CodeGen(ExprCodeGen):
     def _int_max(self, a: Value, b_: Value) -> Value:
         fn = self.module.intrinsic(f"llvm.smax.{a.ty}", a.ty, [a.ty, a.ty])
         return self.b.call(a.ty, fn, [a, b_], "max")
+
+    def _int_min(self, a: Value, b_: Value) -> Value:
+        fn = self.module.intrinsic(f"llvm.smin.{a.ty}", a.ty, [a.ty, a.ty])
+        return self.b.call(a.ty, fn, [a, b_], "min")

@@ -30,7 +30,7 @@ from pixelweave.engine.codegen.llvm_ir import (
 from pixelweave.engine.codegen.llvm_semantics import Semantics
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
-from pixelweave.engine.ir.types import Type
+from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.stmt import Broadcast, Load, Ramp, Store
 
 if TYPE_CHECKING:
@@ -71,6 +71,9 @@ class BufferRef:
 
     pointer: Value
     type: Type
+    # With checked code: the valid flat indices [lo, hi) as i64 values (None: unchecked).
+    lo: Value | None = None
+    hi: Value | None = None
 
 
 class ExprCodeGen:
@@ -80,6 +83,9 @@ class ExprCodeGen:
     fn: _Function
     module: ModuleBuilder
     _memo: dict[tuple, Value] | None
+    producing: list[str]  # the Funcs whose production encloses the code being generated
+    # Fail the pipeline with message unless ok (the statement generator provides it).
+    _report_bad_access: Callable[[Value, str, list[tuple[Value, Type | None]]], None]
 
     def _init_expressions(self) -> None:
         """The handler of each expression node type (exact types: no isinstance chains)."""
@@ -129,6 +135,7 @@ class ExprCodeGen:
     def _store(self, s: Store) -> None:
         ref = self._buffer(s.buffer)
         value = self._expr(s.value, hint=f"{s.buffer}.value")
+        self._check_access(ref, s.buffer, s.index, "store to")
         t = s.value.type().with_lanes(lanes_of(value.ty))
         if t.is_bool():
             value = self.b.convert("zext", value, vector_of("i8", t.lanes))
@@ -146,6 +153,29 @@ class ExprCodeGen:
             b.store(value, p, align)
             return
         scatter(b, self.module, value, elem, ref.pointer, self._index64(self._expr(idx, hint="index")), align)
+
+    def _check_access(self, ref: BufferRef, buffer: str, index: E.Expr, what: str) -> None:
+        """In checked code, fail unless every lane of index lies in [ref.lo, ref.hi)."""
+        if ref.lo is None or ref.hi is None:
+            return
+        b = self.b
+        idx = self._expr(index, hint="index")
+        lo, hi = idx, idx
+        if idx.ty.startswith("<"):
+            lanes = lanes_of(idx.ty)
+            smin = self.module.intrinsic(f"llvm.vector.reduce.smin.v{lanes}i32", "i32", [idx.ty])
+            smax = self.module.intrinsic(f"llvm.vector.reduce.smax.v{lanes}i32", "i32", [idx.ty])
+            lo, hi = b.call("i32", smin, [idx], "index_min"), b.call("i32", smax, [idx], "index_max")
+        lo64, hi64 = self._index64(lo), self._index64(hi)
+        ok = b.binop("and", b.icmp("sge", lo64, ref.lo), b.icmp("slt", hi64, ref.hi), "in_bounds")
+        producing = self.producing[-1] if self.producing else "the pipeline"
+        where = f"`{producing}`" if self.producing else producing
+        self._report_bad_access(
+            ok,
+            f"checked access: {what} `{buffer}` at flat index {{}}..{{}} outside its storage [{{}}, {{}}) "
+            f"while computing {where}",
+            [(lo64, Int(64)), (hi64, Int(64)), (ref.lo, Int(64)), (ref.hi, Int(64))],
+        )
 
     def _index64(self, index: Value) -> Value:
         ty = "i64" if not index.ty.startswith("<") else index.ty.replace("i32", "i64")
@@ -300,6 +330,7 @@ class ExprCodeGen:
 
     def _load(self, e: Load) -> Value:
         ref = self._buffer(e.buffer)
+        self._check_access(ref, e.buffer, e.index, "load from")
         t = e.type()
         elem = memory_scalar_type(t.element_of())
         align = element_bytes(t)

@@ -104,7 +104,9 @@ def _apply_explicit_bounds(info: FuncInfo, required: Box) -> Box:
 
 
 def _explicit_bound_asserts(info: FuncInfo, consumer_box: Box, bound_box: Box) -> list[Stmt]:
-    """A bound() is a promise: check at run time that consumers stay inside it."""
+    """A bound() is a promise: check at run time that consumers stay inside it. The message
+    names the Func as its author did (an output read by other stages is computed under an
+    internal name: context._copy_consumed_outputs)."""
     checks: list[Stmt] = []
     for i, v in enumerate(info.pure_vars):
         if v not in info.schedule.bounds or info.is_output:
@@ -199,9 +201,16 @@ class _WrapComputeSite(StmtMutator):
 
 
 def assert_within(
-    name: str, what: str, box: Box, mins: list[E.Expr], extents: list[E.Expr], verb: str = "accessed"
+    name: str,
+    what: str,
+    box: Box,
+    mins: list[E.Expr],
+    extents: list[E.Expr],
+    verb: str = "accessed",
+    hint: str = "",
 ) -> list[Stmt]:
-    """Assertions that a box lies inside a buffer's [min, min + extent)."""
+    """Assertions that a box lies inside a buffer's [min, min + extent); hint (what to do
+    about it) ends each message."""
     checks: list[Stmt] = []
     for i, iv in enumerate(box):
         label = dim_label(i)
@@ -210,14 +219,14 @@ def assert_within(
         checks.append(
             AssertStmt(
                 simplify(E.GE(iv.lo, mins[i])),
-                f"{what} `{name}` is {verb} at {coord} = {{}}, below its minimum {{}} in {label}",
+                f"{what} `{name}` is {verb} at {coord} = {{}}, below its minimum {{}} in {label}{hint}",
                 (iv.lo, mins[i]),
             )
         )
         checks.append(
             AssertStmt(
                 simplify(E.LE(iv.hi, hi_limit)),
-                f"{what} `{name}` is {verb} at {coord} = {{}}, beyond its maximum {{}} in {label}",
+                f"{what} `{name}` is {verb} at {coord} = {{}}, beyond its maximum {{}} in {label}{hint}",
                 (iv.hi, hi_limit),
             )
         )

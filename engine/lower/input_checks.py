@@ -11,9 +11,10 @@ from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.lower.bounds_inference import assert_within, buffer_extent, buffer_min
-from pixelweave.engine.lower.context import LoweringContext
+from pixelweave.engine.lower.context import FuncInfo, LoweringContext
 from pixelweave.engine.lower.region import box_touched
 from pixelweave.engine.reference import dim_label
+from pixelweave.engine.schedule import TailStrategy
 from pixelweave.engine.stmt import AssertStmt, Stmt, make_block
 
 
@@ -57,5 +58,25 @@ def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
             box,
             [buffer_min(info.name, i) for i in range(dims)],
             [buffer_extent(info.name, i) for i in range(dims)],
+            hint=unguarded_split_hint(info),
         )
     return make_block([*checks, stmt])
+
+
+def unguarded_split_hint(info: FuncInfo) -> str:
+    """Why an output may be written outside the requested size: its splits without guards
+    (RoundUp, ShiftInwards, and AUTO, which is one of them; vectorize and unroll with a
+    width split too) compute whole multiples of their factor."""
+    splits = []
+    for k, stage in enumerate(info.stages):
+        where = "" if k == 0 else f" in update {k - 1}"
+        for sp in stage.schedule.splits:
+            if sp.kind == "split" and sp.factor > 1 and sp.tail != TailStrategy.GUARD_WITH_IF:
+                splits.append(f"{sp.old} by {sp.factor}{where} (tail {sp.tail.name})")
+    if not splits:
+        return ""
+    return (
+        f"; the schedule of `{info.name}` splits {', '.join(splits)}, which computes whole multiples of the "
+        "factor: give the output at least the factor in that dimension (a multiple of it for ROUND_UP), or split "
+        "with tail=TailStrategy.GUARD_WITH_IF"
+    )

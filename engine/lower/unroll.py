@@ -5,6 +5,7 @@ from __future__ import annotations
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int
+from pixelweave.engine.lower.loop_names import describe_loop
 from pixelweave.engine.lower.simplify import as_const_int, simplify
 from pixelweave.engine.stmt import For, ForType, LetStmt, Stmt, make_block
 from pixelweave.engine.stmt_visit import StmtMutator
@@ -24,13 +25,13 @@ class _Unroll(StmtMutator):
         extent = as_const_int(s.extent)
         if extent is None:
             raise ScheduleError(
-                f"cannot unroll loop {s.name}: its extent {simplify(s.extent)} is not a constant; "
+                f"cannot unroll {describe_loop(s.name)}: its extent {simplify(s.extent)} is not a constant; "
                 "use unroll(var, factor) to split it by a constant first"
             )
         if extent > MAX_UNROLL:
             raise ScheduleError(
-                f"refusing to unroll loop {s.name} {extent} times (at most {MAX_UNROLL}); unroll it by a "
-                f"factor of at most {MAX_UNROLL} with unroll(var, factor)"
+                f"refusing to unroll {describe_loop(s.name)} {extent} times (at most {MAX_UNROLL}); unroll it "
+                f"by a factor of at most {MAX_UNROLL} with unroll(var, factor)"
             )
         copies = [LetStmt(s.name, simplify(s.min + E.Const(Int(32), i)), body) for i in range(extent)]
         return make_block(copies)

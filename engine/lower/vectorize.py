@@ -13,6 +13,7 @@ from __future__ import annotations
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.visit import rebuild
+from pixelweave.engine.lower.loop_names import describe_loop
 from pixelweave.engine.lower.simplify import as_const_int, simplify
 from pixelweave.engine.stmt import (
     Allocate,
@@ -46,7 +47,7 @@ class _VectorizeLoops(StmtMutator):
         lanes = as_const_int(s.extent)
         if lanes is None:
             raise ScheduleError(
-                f"cannot vectorize loop {s.name}: its extent {simplify(s.extent)} is not a constant; "
+                f"cannot vectorize {describe_loop(s.name)}: its extent {simplify(s.extent)} is not a constant; "
                 "use vectorize(var, width) to split it by a constant width first"
             )
         if lanes == 1:

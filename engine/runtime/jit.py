@@ -465,6 +465,7 @@ def compile_pipeline(
     cache: bool = True,
     structure: str | None = None,
     loop_nest: str = "",
+    checked: bool = False,
 ) -> CompiledPipeline:
     """Compile a lowered pipeline to native code in this process.
 
@@ -475,6 +476,8 @@ def compile_pipeline(
     level this CPU can run. cache=False skips both caches (for measuring compile time).
     `structure` (a structural key of the pipeline before lowering) also files the result in
     the pre-lowering cache, with `loop_nest` (the text its lowering printed).
+    checked=True tests every load and store index against its buffer (a violation raises
+    RuntimeFailure naming the buffer, the index and the Func); for tests and debugging.
     """
     start = time.perf_counter()
     check_level(level)
@@ -486,7 +489,9 @@ def compile_pipeline(
             "run here; use export_library to build for other machines"
         )
     jit = _get_jit()
-    module = generate_module(lowered, triple=spec.triple, datalayout=data_layout(spec), profile=profile)
+    module = generate_module(
+        lowered, triple=spec.triple, datalayout=data_layout(spec), profile=profile, checked=checked
+    )
     with _lock:
         _statistics["pipelines_compiled"] += 1
     key = cache_key(module.ir, spec, level)

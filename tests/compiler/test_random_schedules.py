@@ -1,5 +1,7 @@
 """Property test: random legal schedules of random stencil pipelines compute exactly what
-the reference evaluator computes. Illegal draws must be refused with a ScheduleError."""
+the reference evaluator computes, compiled with checked loads and stores (an access outside a
+buffer fails the test). Illegal draws must be refused with a ScheduleError. The broader
+fuzzer is engine/fuzz (tests/fuzz, tools/fuzz_schedules.py)."""
 
 from __future__ import annotations
 
@@ -82,7 +84,7 @@ def test_random_schedules_match_reference(case):
     pipeline = build(offsets, ops, schedule)
     data = np.random.default_rng(w * 100 + h).integers(0, 20000, (h + 5, w + 7)).astype(np.uint16)
     try:
-        fn = pipeline.compile(level="fast")
+        fn = pipeline.compile(level="fast", checked=True)
     except ScheduleError as err:
         # compute_at(output, x) with the output's x split away is the only refusal drawn here.
         assert "no loop named" in str(err) or "legal" in str(err)

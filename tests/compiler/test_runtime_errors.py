@@ -96,3 +96,19 @@ def test_request_outside_the_bound_of_an_output():
     np.testing.assert_array_equal(fn([3, 4], {}), np.add.outer(np.arange(4), np.arange(3)))
     with pytest.raises(RuntimeFailure, match=r"Func `out` is requested or read over \[0, 5\] in y .*bound\(\) it was given"):
         fn([3, 6], {})
+
+
+def test_an_output_narrower_than_an_unguarded_split_names_the_split_and_the_remedies():
+    x, y = pw.Var("x"), pw.Var("y")
+    f = pw.Func("f")
+    f[x, y] = x + y
+    f.vectorize(x, 8)
+    fn = pw.Pipeline(f).compile(level="fast")
+    with pytest.raises(RuntimeFailure) as err:
+        fn([5, 2])
+    assert str(err.value) == (
+        "output `f` is accessed at x = -3, below its minimum 0 in x (dimension 0); the schedule of `f` splits x by 8 "
+        "(tail AUTO), which computes whole multiples of the factor: give the output at least the factor in that "
+        "dimension (a multiple of it for ROUND_UP), or split with tail=TailStrategy.GUARD_WITH_IF"
+    )
+    assert fn([8, 2]).tolist() == [list(range(8)), list(range(1, 9))]

@@ -1,0 +1,161 @@
+"""Run one fuzz case in this process and classify what happened.
+
+Outcomes: "ok" (compiled output equals the reference), "refused" (a clear PixelweaveError
+naming a Func of the case), and the failures: "wrong" (output differs from the reference),
+"out_of_bounds" (checked mode caught an access outside a buffer), "unclear_refusal" (a
+refusal that names no Func of the case), "internal_error" (any other exception),
+"reference_error" (the reference evaluator failed where compiled code ran) and
+"halide_mismatch" (the reference differs from Halide on the algorithm). "crash" and "hang"
+are decided by the driver, which sees the worker process die or stall.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import traceback
+from typing import Any
+
+import numpy as np
+from pixelweave.engine.fuzz.cases import ATOL, RTOL, Case, render_script
+
+import pixelweave as pw
+
+FAILURES = (
+    "wrong",
+    "out_of_bounds",
+    "unclear_refusal",
+    "internal_error",
+    "reference_error",
+    "halide_mismatch",
+    "crash",
+    "hang",
+)
+HALIDE_RTOL = HALIDE_ATOL = 1e-4
+CHECKED_MARK = "checked access"
+
+
+def _namespace(case: Case) -> dict[str, Any]:
+    ns: dict[str, Any] = {"__name__": "pixelweave_fuzz_case"}
+    exec(compile(render_script(case), f"<fuzz case {case.seed}>", "exec"), ns)
+    return ns
+
+
+def signature(message: str) -> str:
+    """A message with numbers and generated names blurred, to group refusals by kind."""
+    text = message.splitlines()[0] if message else ""
+    text = re.sub(r"\bs\d+\b", "sN", text)
+    text = re.sub(r"-?\d+", "N", text)
+    text = re.sub(r"\b[xy](?:[oif]\d*)+\b", "v", text)
+    return text[:160]
+
+
+def _names_a_func(message: str, names: set[str]) -> bool:
+    return any(m in names for m in re.findall(r"`([^`]+)`", message))
+
+
+def _same(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> str | None:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return f"shape/dtype {a.shape} {a.dtype} vs {b.shape} {b.dtype}"
+    if a.dtype.kind == "f":
+        bad = ~np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        bad = a != b
+    if not bad.any():
+        return None
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    return f"{int(bad.sum())} of {a.size} values differ; first at {where}: {a[where]!r} vs {b[where]!r}"
+
+
+def run_case(case: Case, with_halide: bool = False) -> dict[str, Any]:
+    """Build, schedule, compile (checked if the case says so), run and compare one case."""
+    start = time.perf_counter()
+    result = _run(case, with_halide)
+    result["seconds"] = round(time.perf_counter() - start, 3)
+    return result
+
+
+def _refusal(case: Case, err: Exception, phase: str, funcs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A refusal must name a Func (or input) of the case, in backquotes."""
+    message = f"{type(err).__name__}: {err}"
+    if CHECKED_MARK in str(err):
+        return {"outcome": "out_of_bounds", "message": message, "phase": phase}
+    names = {s.name for s in case.stages} | {"image", "k"} | {f.name() for f in (funcs or {}).values()}
+    outcome = "refused" if _names_a_func(str(err), names) else "unclear_refusal"
+    return {"outcome": outcome, "message": message, "phase": phase, "signature": signature(message)}
+
+
+def _run(case: Case, with_halide: bool) -> dict[str, Any]:
+    try:
+        ns = _namespace(case)
+        outputs, funcs, rdoms, _ = ns["algorithm"](pw)
+        inputs = ns["make_inputs"]()
+    except pw.PixelweaveError as err:
+        return _refusal(case, err, "algorithm")
+    except Exception:
+        return {"outcome": "internal_error", "message": traceback.format_exc(limit=-6), "phase": "algorithm"}
+    pipeline = None
+    try:
+        ns["schedule"](funcs, rdoms)
+        pipeline = pw.Pipeline(outputs)
+        compiled = pipeline.compile(level="fast", checked=case.checked)
+    except pw.PixelweaveError as err:
+        return _refusal(case, err, "compile", funcs)
+    except Exception:
+        return {"outcome": "internal_error", "message": traceback.format_exc(limit=-8), "phase": "compile"}
+    try:
+        ours = compiled(case.sizes, inputs)
+    except pw.PixelweaveError as err:
+        return _refusal(case, err, "run", funcs)
+    except Exception:
+        return {"outcome": "internal_error", "message": traceback.format_exc(limit=-6), "phase": "run"}
+    try:
+        reference = pipeline.realize_reference(case.sizes, inputs)
+    except Exception as err:
+        return {"outcome": "reference_error", "message": f"{type(err).__name__}: {err}", "phase": "reference"}
+    ours_list = ours if isinstance(ours, list) else [ours]
+    ref_list = reference if isinstance(reference, list) else [reference]
+    for f, a, b in zip(outputs, ours_list, ref_list, strict=True):
+        diff = _same(a, b, RTOL, ATOL)
+        if diff is not None:
+            return {"outcome": "wrong", "message": f"output `{f.name()}`: {diff}", "phase": "compare"}
+    if with_halide:
+        return _compare_with_halide(ns, case, inputs, ref_list)
+    return {"outcome": "ok"}
+
+
+def _compare_with_halide(ns: dict[str, Any], case: Case, inputs: dict[str, Any], ref_list: list) -> dict[str, Any]:
+    import halide as hl
+
+    try:
+        outputs, _, _, handles = ns["algorithm"](hl)
+        handles["image"].set(hl.Buffer(np.ascontiguousarray(inputs["image"])))
+        if "k" in inputs:
+            handles["k"].set(inputs["k"])
+        result = hl.Pipeline(list(outputs)).realize(list(case.sizes))
+        buffers = [result] if len(outputs) == 1 else [result[i] for i in range(len(outputs))]
+        theirs = [_requested_window(b, case.sizes) for b in buffers]
+    except Exception as err:
+        return {"outcome": "ok", "halide": f"halide refused: {type(err).__name__}: {err}"[:300]}
+    for name, a, b in zip(case.outputs, ref_list, theirs, strict=True):
+        diff = _same(a, b, HALIDE_RTOL, HALIDE_ATOL)
+        if diff is not None:
+            return {
+                "outcome": "halide_mismatch",
+                "message": f"reference vs halide, `{name}`: {diff}",
+                "phase": "halide",
+            }
+    return {"outcome": "ok", "halide": "same"}
+
+
+def _requested_window(buffer: Any, sizes: list[int]) -> np.ndarray:
+    """The [0, size) window of a Halide output buffer (an output that another output reads
+    comes back over everything that was needed, with its own mins)."""
+    array = np.asarray(buffer)
+    dims = buffer.dimensions()
+    window = []
+    for axis in range(array.ndim):
+        d = dims - 1 - axis
+        start = -buffer.dim(d).min()
+        window.append(slice(start, start + sizes[d]))
+    return array[tuple(window)].copy()
