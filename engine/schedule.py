@@ -75,13 +75,15 @@ class LoopLevel:
         return self.kind
 
 
-def resolve_tail(tail: TailStrategy, stage: int, is_rvar: bool) -> TailStrategy:
-    """The strategy AUTO stands for in stage `stage` (0: the pure definition), as Halide's."""
+def resolve_tail(tail: TailStrategy, stage: int, is_rvar: bool, bounded: bool = False) -> TailStrategy:
+    """The strategy AUTO stands for in stage `stage` (0: the pure definition), as Halide's.
+    In an update, a loop bounded by an earlier split or fuse is guarded: rounding it up would
+    apply the update twice to the points it shares with the next iteration outside."""
     if tail != TailStrategy.AUTO:
         return tail
     if stage == 0:
         return TailStrategy.SHIFT_INWARDS
-    return TailStrategy.GUARD_WITH_IF if is_rvar else TailStrategy.ROUND_UP
+    return TailStrategy.GUARD_WITH_IF if is_rvar or bounded else TailStrategy.ROUND_UP
 
 
 def _tail_name(tail: TailStrategy) -> str:
@@ -99,6 +101,7 @@ class Split:
     factor: int = 1
     tail: TailStrategy = TailStrategy.AUTO
     is_rvar: bool = False  # it splits a reduction variable (or a loop made from one)
+    bounded: bool = False  # it splits a loop whose extent a split or fuse bounds (Dim.bounded)
 
 
 @dataclass
@@ -106,6 +109,9 @@ class Dim:
     name: str
     for_type: ForType = ForType.SERIAL
     is_rvar: bool = False
+    # Its extent is bounded by a split factor or a fuse (the inner loop of a split, a fused
+    # loop, or an outer split of one): rounding it up would revisit points of a neighbour.
+    bounded: bool = False
 
 
 @dataclass
@@ -242,9 +248,15 @@ class Stage:
             )
         self._check_tail(old_dim, tail)
         self.schedule.splits.append(
-            Split("split", old_dim.name, outer_name, inner_name, factor, tail, is_rvar=old_dim.is_rvar)
+            Split(
+                "split", old_dim.name, outer_name, inner_name, factor, tail, is_rvar=old_dim.is_rvar,
+                bounded=old_dim.bounded,
+            )
         )
-        dims[i : i + 1] = [Dim(inner_name, is_rvar=old_dim.is_rvar), Dim(outer_name, is_rvar=old_dim.is_rvar)]
+        dims[i : i + 1] = [
+            Dim(inner_name, is_rvar=old_dim.is_rvar, bounded=True),
+            Dim(outer_name, is_rvar=old_dim.is_rvar, bounded=old_dim.bounded),
+        ]
         return self
 
     def _check_tail(self, dim: Dim, tail: TailStrategy) -> None:
@@ -263,6 +275,12 @@ class Stage:
                 f"the {what} cannot use TailStrategy.ShiftInwards: it computes some points twice, which changes "
                 "the result of an update definition; legal tail strategies here are RoundUp, GuardWithIf and Auto"
             )
+        if tail == TailStrategy.ROUND_UP and dim.bounded:
+            raise ScheduleError(
+                f"the {what} cannot use TailStrategy.RoundUp: {dim.name} comes from an earlier split or fuse, so "
+                "rounding it up would apply the update twice to points of the next outer iteration; legal tail "
+                "strategies here are GuardWithIf and Auto"
+            )
 
     def fuse(self, inner: Any, outer: Any, fused: Any) -> Stage:
         """Merge two adjacent loops (outer directly outside inner) into one."""
@@ -278,7 +296,7 @@ class Stage:
         name = var_name(fused)
         self._check_new_name(name)
         self.schedule.splits.append(Split("fuse", name, dims[j].name, dims[i].name, is_rvar=dims[i].is_rvar))
-        dims[i : j + 1] = [Dim(name, is_rvar=dims[i].is_rvar)]
+        dims[i : j + 1] = [Dim(name, is_rvar=dims[i].is_rvar, bounded=True)]
         return self
 
     def reorder(self, *names: Any) -> Stage:

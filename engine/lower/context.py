@@ -154,7 +154,7 @@ def _rounds_up(info: FuncInfo) -> bool:
     """Whether a split of one of its pure variables may iterate beyond the region asked for."""
     for k, stage in enumerate(info.stages):
         for split in stage.schedule.splits:
-            rounds_up = resolve_tail(split.tail, k, split.is_rvar) == TailStrategy.ROUND_UP
+            rounds_up = resolve_tail(split.tail, k, split.is_rvar, split.bounded) == TailStrategy.ROUND_UP
             if split.kind == "split" and not split.is_rvar and rounds_up:
                 return True
     return False

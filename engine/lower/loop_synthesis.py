@@ -107,7 +107,7 @@ def _apply_split(split: Split, bounds: dict, lets: list, guards: list, stage: in
         bounds[split.inner] = (E.Const(I32, 0), E.Const(I32, factor))
         bounds[split.outer] = (E.Const(I32, 0), simplify((old_extent + (factor - 1)) / factor))
         outer, inner = loop_var(split.outer), loop_var(split.inner)
-        tail = resolve_tail(split.tail, stage, is_rvar)
+        tail = resolve_tail(split.tail, stage, is_rvar, split.bounded)
         if tail == TailStrategy.SHIFT_INWARDS:
             base = E.Min(simplify(old_min + outer * factor), simplify(old_min + old_extent - factor))
             value = simplify(base + inner)

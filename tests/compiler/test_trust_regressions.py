@@ -290,3 +290,32 @@ def test_case9_storage_inside_the_per_stage_copies_is_refused_clearly():
         r"name that uses it\); legal store_at levels for g are: root, f.y or a loop of the same consumer outside f.y",
     ):
         pw.Pipeline(f).compile(level="fast")
+
+
+def test_case2_auto_tail_of_a_loop_made_by_an_earlier_update_split_is_guarded():
+    """Fuzzer seed 777001596: an AUTO split of the inner loop of an update's split rounded it up
+    past its extent, applying the update twice to the next outer iteration's rows."""
+    x, y = pw.Var("x"), pw.Var("y")
+    image = pw.ImageParam(pw.UInt(16), 2, "image")
+    clamped = pw.BoundaryConditions.repeat_edge(image)
+    s1 = pw.Func("s1")
+    s1[x, y] = clamped[x, y]
+    r = pw.RDom([(0, 1), (0, 2)])
+    s1[x, y] += clamped[x + r.x, y + r.y]
+    s1.update(0).split(y, pw.Var("yo"), pw.Var("yi"), 2, tail=pw.TailStrategy.GUARD_WITH_IF)
+    s1.update(0).split(pw.Var("yi"), pw.Var("yio"), pw.Var("yii"), 4)
+    pipeline = pw.Pipeline(s1)
+    inputs = {"image": np.arange(7 * 5, dtype=np.uint16).reshape(7, 5)}
+    np.testing.assert_array_equal(
+        pipeline.compile(level="fast", checked=True)([5, 7], inputs), pipeline.realize_reference([5, 7], inputs)
+    )
+
+
+def test_case2_round_up_of_a_loop_made_by_an_earlier_update_split_is_refused():
+    x, y = pw.Var("x"), pw.Var("y")
+    f = pw.Func("f")
+    f[x, y] = x + y
+    f[x, y] += 1
+    f.update(0).split(y, pw.Var("yo"), pw.Var("yi"), 2, tail=pw.TailStrategy.GUARD_WITH_IF)
+    with pytest.raises(ScheduleError, match=r"cannot use TailStrategy.RoundUp: y.yi comes from an earlier split"):
+        f.update(0).split(pw.Var("yi"), pw.Var("yio"), pw.Var("yii"), 4, tail=pw.TailStrategy.ROUND_UP)
