@@ -64,17 +64,25 @@ I64 = Int(64)
 STORAGE_LIMIT_BYTES = 2**31 - 1  # flat indices are int32; as Halide without large_buffers
 
 
-def widen(e: E.Expr) -> E.Expr:
-    """An Int(32) expression evaluated in Int(64): exact where its 32-bit arithmetic would wrap."""
+def widen(e: E.Expr, memo: dict[int, E.Expr] | None = None) -> E.Expr:
+    """An Int(32) expression evaluated in Int(64): exact where its 32-bit arithmetic would wrap.
+    Shared subexpressions are widened once (bounds are DAGs; a tree walk is exponential)."""
+    memo = {} if memo is None else memo
+    done = memo.get(id(e))
+    if done is not None:
+        return done
     if e.type() != Int(32):
-        return E.Cast(I64, e)
-    if isinstance(e, E.Const):
-        return E.Const(I64, e.value)
-    if isinstance(e, (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.Min, E.Max)):
-        return type(e)(widen(e.a), widen(e.b))
-    if isinstance(e, E.Select):
-        return E.Select(e.cond, widen(e.true_value), widen(e.false_value))
-    return E.Cast(I64, e)
+        result: E.Expr = E.Cast(I64, e)
+    elif isinstance(e, E.Const):
+        result = E.Const(I64, e.value)
+    elif isinstance(e, (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.Min, E.Max)):
+        result = type(e)(widen(e.a, memo), widen(e.b, memo))
+    elif isinstance(e, E.Select):
+        result = E.Select(e.cond, widen(e.true_value, memo), widen(e.false_value, memo))
+    else:
+        result = E.Cast(I64, e)
+    memo[id(e)] = result
+    return result
 
 
 def wide_extent(lo: E.Expr, hi: E.Expr, extent: E.Expr) -> E.Expr:
