@@ -299,7 +299,7 @@ class Document:
     def validate(self) -> list[str]:
         """Every problem found without the engine (types, parameters, connections, cycles,
         schedule syntax, outputs), one line each, naming the node."""
-        return [_format(p) for p in self._problems()]
+        return [format_problem(p) for p in self._problems()]
 
     def _problems(self) -> list[Problem]:
         return _validate(self)
@@ -307,7 +307,7 @@ class Document:
     def node_problems(self, node_ids: set[str]) -> list[str]:
         """The problems that stop the given nodes from being built (types, parameters,
         connections), one line each, naming the node; schedules and outputs are not checked."""
-        return [_format(p) for p in self._problems() if p.node in node_ids and p.kind == "node"]
+        return [format_problem(p) for p in self._problems() if p.node in node_ids and p.kind == "node"]
 
     # ------------------------------------------------------------------ JSON
     def to_json(self) -> dict[str, Any]:
@@ -599,7 +599,7 @@ class Problem:
     message: str
 
 
-def _format(p: Problem) -> str:
+def format_problem(p: Problem) -> str:
     return f"node `{p.node}`: {p.message}" if p.node else p.message
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pixelweave.nodes.document import Document, Problem, _format
+from pixelweave.nodes.document import Document, Problem, format_problem
 from pixelweave.nodes.errors import DocumentError, NodeError
 from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec, build_node
 from pixelweave.nodes.images import decode_image, read_image
@@ -158,7 +158,7 @@ def build_document(
     if not problems and check_lowering:
         problems.extend(_lowering_problems(built.graph))
     if problems:
-        raise DocumentError([_format(p) for p in problems], source)
+        raise DocumentError([format_problem(p) for p in problems], source)
     return built
 
 

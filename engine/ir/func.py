@@ -10,7 +10,7 @@ from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir import ops
 from pixelweave.engine.ir.coerce import cast, is_python_number, literal_of_type, to_expr
-from pixelweave.engine.ir.ops import _attach_operators
+from pixelweave.engine.ir.ops import attach_operators
 from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.ir.var import RDom, Var
 from pixelweave.engine.ir.visit import find_calls, find_variables, walk
@@ -320,4 +320,4 @@ class FuncRef:
         return f"<engine.FuncRef {self.func.name()}[...]>"
 
 
-_attach_operators(FuncRef)
+attach_operators(FuncRef)

@@ -472,7 +472,7 @@ f64 = _cast_helper(Float(64))
 # ---------------------------------------------------------------------------- operators
 
 
-def _attach_operators(cls: type) -> None:
+def attach_operators(cls: type) -> None:
     """Give a class Halide's operator overloading; its `_as_expr()` yields the Expr operand."""
 
     def lhs(self):
@@ -505,4 +505,4 @@ def _attach_operators(cls: type) -> None:
 
 
 E.Expr._as_expr = lambda self: self
-_attach_operators(E.Expr)
+attach_operators(E.Expr)

@@ -8,7 +8,7 @@ from typing import Any
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.coerce import cast, to_expr
-from pixelweave.engine.ir.ops import _attach_operators, logical_and
+from pixelweave.engine.ir.ops import attach_operators, logical_and
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.ir.visit import find_calls, find_variables
 
@@ -154,4 +154,4 @@ class RDom:
         return f"RDom {self.name}[{ranges}]"
 
 
-_attach_operators(RDom)
+attach_operators(RDom)
