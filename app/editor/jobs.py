@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pixelweave.app.editor import gui_gc
 from PySide6 import QtCore
 
 Progress = Callable[[int, int, str], None]
@@ -62,7 +63,7 @@ class CancelToken:
 @dataclass
 class _Job:
     lane: str
-    work: Work
+    work: Work | None  # None once delivered
     done: Callable[[Any], None] | None
     failed: Callable[[BaseException, str], None] | None
     progress: Callable[[int, int, str], None] | None
@@ -80,12 +81,15 @@ class JobRunner(QtCore.QObject):
         self._queues: dict[str, queue.Queue[_Job | None]] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._live: list[_Job] = []  # submitted, not yet delivered (GUI thread only)
+        self._closed = False  # after shutdown, jobs are refused (a closing window's timers)
         self._deliver.connect(self._on_deliver, QtCore.Qt.ConnectionType.QueuedConnection)
 
     def _queue_of(self, lane: str) -> queue.Queue[_Job | None]:
         """The queue of the lane's worker thread, started on first use."""
         name = thread_of(lane)
         if name not in self._queues:
+            if not self._queues:
+                gui_gc.hold()  # from now on, cycles are collected on the GUI thread only
             self._queues[name] = queue.Queue()
             thread = threading.Thread(
                 target=self._loop, args=(self._queues[name],), name=f"pixelweave-{name}", daemon=True
@@ -105,7 +109,12 @@ class JobRunner(QtCore.QObject):
         progress: Callable[[int, int, str], None] | None = None,
     ) -> CancelToken:
         """Queues `work(token, progress)`; cancels older jobs of the same lane. `done(result)`
-        or `failed(error, traceback_text)` is called on the GUI thread unless cancelled."""
+        or `failed(error, traceback_text)` is called on the GUI thread unless cancelled.
+        After `shutdown` nothing runs: the returned token is already cancelled."""
+        if self._closed:
+            token = CancelToken()
+            token.cancel()
+            return token
         self.cancel(lane)
         job = _Job(lane, work, done, failed, progress)
         was_busy = self.is_busy()
@@ -135,12 +144,18 @@ class JobRunner(QtCore.QObject):
         return not self._live
 
     def shutdown(self) -> None:
-        """Cancels everything and stops the worker threads (waits for their running steps)."""
+        """Cancels everything and stops the worker threads (waits for their running steps);
+        the runner takes no more jobs."""
+        self._closed = True
         self.cancel()
         for q in self._queues.values():
             q.put(None)
         for thread in self._threads.values():
             thread.join(timeout=30)
+        if self._queues:
+            gui_gc.release()
+        self._queues.clear()
+        self._threads.clear()
 
     # ------------------------------------------------------------------ worker thread
     def _loop(self, jobs: queue.Queue[_Job | None]) -> None:
@@ -157,6 +172,7 @@ class JobRunner(QtCore.QObject):
                     self._deliver.emit((job, "progress", (done, total, text)))
 
             try:
+                assert job.work is not None  # only a delivered job has none
                 result = job.work(job.token, report)
                 outcome = ("cancelled", None) if job.token.cancelled else ("done", result)
             except Cancelled:
@@ -164,6 +180,7 @@ class JobRunner(QtCore.QObject):
             except BaseException as e:  # a job's failure is reported, never fatal to the editor
                 outcome = ("failed", (e, traceback.format_exc()))
             self._deliver.emit((job, *outcome))
+            del job, report, outcome  # the GUI thread drops the job's callbacks, never this one
 
     # ------------------------------------------------------------------ delivery (GUI thread)
     def _on_deliver(self, message: tuple[_Job, str, Any]) -> None:
@@ -174,13 +191,18 @@ class JobRunner(QtCore.QObject):
             return
         if job in self._live:
             self._live.remove(job)
+        # The work and callbacks may be the last references to widgets: drop them here, on
+        # the GUI thread, rather than let the worker's reference be the last.
+        callbacks = job.done, job.failed
+        job.work = job.done = job.failed = job.progress = None
+        done, failed = callbacks
         try:
             if job.token.cancelled or kind == "cancelled":
                 return
-            if kind == "done" and job.done is not None:
-                job.done(payload)
-            elif kind == "failed" and job.failed is not None:
-                job.failed(*payload)
+            if kind == "done" and done is not None:
+                done(payload)
+            elif kind == "failed" and failed is not None:
+                failed(*payload)
         finally:
             if not self._live:
                 self.busy_changed.emit(False)

@@ -5,6 +5,8 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import gc
+
 import pytest
 
 
@@ -13,3 +15,11 @@ def isolated_settings(tmp_path, monkeypatch):
     """Qt settings and autosaves in a per-test folder."""
     monkeypatch.setenv("PIXELWEAVE_CONFIG_DIR", str(tmp_path / "config"))
     return tmp_path / "config"
+
+
+@pytest.fixture(autouse=True)
+def collector_left_on():
+    """A test that leaves a JobRunner running would leave automatic garbage collection off
+    for every later test."""
+    yield
+    assert gc.isenabled(), "a JobRunner was not shut down: garbage collection is still off"

@@ -1,6 +1,7 @@
 """The job runner: results arrive on the GUI thread, newer jobs cancel older ones of a lane,
 failures are reported, progress is delivered."""
 
+import gc
 import threading
 
 from pixelweave.app.editor.jobs import JobRunner
@@ -58,3 +59,34 @@ def test_cancel_drops_the_result_and_busy_state_follows(qtbot):
     assert runner.wait_idle(10_000)
     assert results == [] and states == [True, False] and not runner.is_busy()
     runner.shutdown()
+
+
+def test_cycles_are_collected_on_the_gui_thread_while_workers_allocate(qtbot):
+    """A worker that allocates must not run the cycle collector: a widget in a cycle would be
+    destroyed off the GUI thread (the segmentation fault seen in CI)."""
+    runner = JobRunner()
+    go, seen = threading.Event(), threading.Event()
+    freed_on = []
+
+    class Node:
+        def __del__(self):
+            freed_on.append(threading.current_thread())
+
+    def allocate(token, progress):
+        go.wait(5)
+        junk = [[] for _ in range(100_000)]  # far past every collection threshold
+        seen.wait(5)
+        return len(junk)
+
+    runner.submit("x", allocate)
+    assert not gc.isenabled()
+    node = Node()
+    node.me = node
+    del node
+    go.set()
+    qtbot.waitUntil(lambda: bool(freed_on), timeout=5_000)
+    seen.set()
+    assert runner.wait_idle(10_000)
+    assert freed_on == [threading.main_thread()]
+    runner.shutdown()
+    assert gc.isenabled()
