@@ -10,7 +10,8 @@ from setuptools import find_packages, setup
 FOLDERS = ("engine", "nodes", "app")
 
 package_dir = {"pixelweave": "pixelweave", "pixelweave.resources": "resources"}
-packages = ["pixelweave", "pixelweave.resources", "pixelweave.resources.examples", "pixelweave.resources.images"]
+packages = ["pixelweave", "pixelweave.resources", "pixelweave.resources.examples", "pixelweave.resources.images",
+            "pixelweave.resources.icons"]
 for folder in FOLDERS:
     package_dir[f"pixelweave.{folder}"] = folder
     packages.append(f"pixelweave.{folder}")
@@ -22,5 +23,6 @@ setup(
     package_data={
         "pixelweave.resources.examples": ["*.json"],
         "pixelweave.resources.images": ["*.png", "*.jpg", "*.md"],
+        "pixelweave.resources.icons": ["*.svg"],  # a link to packaging's icon, for the window
     },
 )

@@ -129,6 +129,8 @@ def test_wheel_installs_only_pixelweave_and_works_beside_app_and_nodes(wheel, tm
         "x = pw.Var('x'); f = pw.Func('f'); f[x] = x * 2\n"
         "assert list(pw.Pipeline(f).realize([4])) == [0, 2, 4, 6]\n"
         "assert (IMAGES / 'camera.png').is_file(), IMAGES\n"
+        "from pixelweave.app.editor.launch import ICON\n"
+        "assert ICON.is_file() and ICON.read_text().lstrip().startswith('<svg'), ICON\n"
         "built = open_document(IMAGES.parent / 'examples' / 'blur.json')\n"
         "assert 'produce' in built.loop_nest()\n"
         "print('ok')\n"

@@ -11,7 +11,10 @@ from pathlib import Path
 
 from pixelweave.app.editor.main_window import MainWindow
 from pixelweave.nodes.node_type import node_type
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
+
+APP_ID = "org.pixelweave.Pixelweave"  # the desktop entry's and the icon theme's name
+ICON = Path(__file__).resolve().parents[2] / "resources" / "icons" / f"{APP_ID}.svg"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -20,6 +23,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--screenshot", metavar="PNG", help="render the window to PNG once the preview is ready, then exit")
     p.add_argument("--size", default="1600x1000", help="window size for --screenshot (default 1600x1000)")
     return p
+
+
+def window_icon() -> QtGui.QIcon:
+    """The application icon: the installed theme's (a desktop install puts it there), else the
+    SVG shipped inside the package."""
+    return QtGui.QIcon.fromTheme(APP_ID, QtGui.QIcon(str(ICON)))
 
 
 def _offer_recovery(window: MainWindow) -> None:
@@ -85,6 +94,8 @@ def run_editor(argv: list[str]) -> int:
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     app.setApplicationName("Pixelweave")
     app.setOrganizationName("Pixelweave")
+    app.setDesktopFileName(APP_ID)  # Wayland and task bars match the window to the desktop entry
+    app.setWindowIcon(window_icon())
     window = MainWindow()
     if args.screenshot:
         width, _, height = args.size.partition("x")
