@@ -90,6 +90,8 @@ class Compositor:
             weakref.WeakKeyDictionary()
         )
         self._node_outputs: weakref.WeakSet[pw.Func] = weakref.WeakSet()  # never inlined: images cached per node
+        # structural key -> (mode, Funcs waiting for it, the compile under way)
+        self._pending: dict[str, tuple[str, list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]], Any]] = {}
 
     # ------------------------------------------------------------------ inputs
     def input_image(self, doc: Document, node_id: str, layout: str, element: str, scale: int) -> tuple[np.ndarray, str]:
@@ -212,21 +214,31 @@ class Compositor:
         for f in stages:
             isolated, algorithm = self._isolation(f)
             keys[f.name()] = _digest("image", algorithm, self._identity(f, isolated, keys, image_keys, scalars))
-        self.prepare([f for f in stages if not self.images.covers(keys[f.name()], tuple(regions[f.name()]))])
+        needed = [f for f in stages if not self.images.covers(keys[f.name()], tuple(regions[f.name()]))]
         computed: dict[str, tuple[np.ndarray, Box]] = {}
-        for done, f in enumerate(stages):
-            check()
-            if progress is not None:
-                progress(done, len(stages))
-            box = tuple(regions[f.name()])
-            cached = self.images.get(keys[f.name()], box)
-            if cached is not None:
-                self.stats.image_hits += 1
-                computed[f.name()] = (cached, box)
-                continue
-            out = self._stage(f, box, computed, images, scalars, notes)
-            self.images.put(keys[f.name()], out, box)
-            computed[f.name()] = (out, box)
+        # Kernels compile on worker threads while the stages whose kernels are ready run
+        # (LLVM and the kernels run without the GIL): a stage waits only for its own kernel.
+        workers = min(len(needed), os.cpu_count() or 1)
+        pool = concurrent.futures.ThreadPoolExecutor(workers, "pixelweave-kernel") if workers > 1 else None
+        try:
+            self.prepare(needed, pool=pool)
+            for done, f in enumerate(stages):
+                check()
+                if progress is not None:
+                    progress(done, len(stages))
+                box = tuple(regions[f.name()])
+                cached = self.images.get(keys[f.name()], box)
+                if cached is not None:
+                    self.stats.image_hits += 1
+                    computed[f.name()] = (cached, box)
+                    continue
+                out = self._stage(f, box, computed, images, scalars, notes)
+                self.images.put(keys[f.name()], out, box)
+                computed[f.name()] = (out, box)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+            self._collect_pending()
         array, box = computed[value.func.name()]
         window = tuple((0, n) for n in size)
         return np.ascontiguousarray(crop(array, box, window)), "; ".join(notes)
@@ -324,20 +336,29 @@ class Compositor:
 
     def _kernel(self, f: pw.Func, notes: list[str], *, mode: str = "shift") -> tuple[Isolated, Any, str]:
         """f isolated in `mode` (MODES) and its compiled kernel (this compositor's, the
-        engine's caches, or a fresh compile); an isolated schedule the engine refuses falls
-        back to none."""
+        engine's caches, a compile under way, or a fresh compile); an isolated schedule the
+        engine refuses falls back to none."""
         known = self._isolated.get(f, {}).get(mode)
         if known is None:
-            self.prepare([f], mode=mode)
+            for key, (pending_mode, group, future) in list(self._pending.items()):
+                if pending_mode == mode and any(g is f for g, _, _ in group):
+                    del self._pending[key]
+                    self._register(mode, key, group, future.result())
+                    break
+            else:
+                self.prepare([f], mode=mode)
             known = self._isolated[f][mode]
         isolated, compiled, key, note = known
         if note and note not in notes:
             notes.append(note)
         return isolated, compiled, key
 
-    def prepare(self, funcs: list[pw.Func], *, mode: str = "shift") -> None:
-        """Finds or compiles the kernels of funcs in `mode`; those no cache has are compiled
-        together, on as many threads as there are cores (LLVM runs without the GIL)."""
+    def prepare(
+        self, funcs: list[pw.Func], *, mode: str = "shift", pool: concurrent.futures.Executor | None = None
+    ) -> None:
+        """Finds or compiles the kernels of funcs in `mode`. Those no cache has are compiled
+        on `pool` (their stages wait for them when they run), or here, together, on as many
+        threads as there are cores (LLVM runs without the GIL)."""
         missing: dict[str, list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]]] = {}
         for f in funcs:
             if mode in self._isolated.get(f, {}):
@@ -350,35 +371,60 @@ class Compositor:
                 self._kernels.move_to_end(key)
                 self.stats.kernel_hits += 1
                 self._isolated.setdefault(f, {})[mode] = (isolated, compiled, key, "")
+            elif key in self._pending:
+                self._pending[key][1].append((f, isolated, self.inlined))
             else:
                 missing.setdefault(key, []).append((f, isolated, self.inlined))
         if not missing:
             return
+        if pool is not None:
+            for key, group in missing.items():
+                self._pending[key] = (mode, group, pool.submit(_compile, *group[0]))
+            return
         jobs = [group[0] for group in missing.values()]
         workers = min(len(jobs), os.cpu_count() or 1)
         if workers > 1:
-            with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="pixelweave-kernel") as pool:
-                results = list(pool.map(lambda job: _compile(*job), jobs))
+            with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="pixelweave-kernel") as own:
+                results = list(own.map(lambda job: _compile(*job), jobs))
         else:
             results = [_compile(*job) for job in jobs]
-        for group, (isolated, compiled, key, note, seconds) in zip(missing.values(), results, strict=True):
-            if compiled.from_structure_cache:
-                self.stats.kernel_hits += 1
-            else:
-                self.stats.compiles += 1
-                self.stats.seconds_compiling += seconds
-            self._kernels[key] = compiled
-            for f, own, _ in group:
-                # Funcs that share the key share the kernel; each keeps its own inputs.
-                same = own.scheduled == isolated.scheduled
-                self._isolated.setdefault(f, {})[mode] = (
-                    own if same else _isolate(f, "none", self.inlined),
-                    compiled,
-                    key,
-                    note,
-                )
+        for (key, group), result in zip(missing.items(), results, strict=True):
+            self._register(mode, key, group, result)
+
+    def _register(
+        self,
+        mode: str,
+        key: str,
+        group: list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]],
+        result: tuple[Isolated, Any, str, str, float],
+    ) -> None:
+        """Remember a compiled kernel for every Func of group (Funcs that share the key share
+        the kernel; each keeps its own inputs)."""
+        isolated, compiled, compiled_key, note, seconds = result
+        if compiled.from_structure_cache:
+            self.stats.kernel_hits += 1
+        else:
+            self.stats.compiles += 1
+            self.stats.seconds_compiling += seconds
+        self._kernels[compiled_key] = compiled
+        for f, own, _ in group:
+            same = own.scheduled == isolated.scheduled
+            self._isolated.setdefault(f, {})[mode] = (
+                own if same else _isolate(f, "none", self.inlined),
+                compiled,
+                compiled_key,
+                note,
+            )
         while len(self._kernels) > KERNELS_KEPT:
             self._kernels.popitem(last=False)  # the engine's caches still have its code
+
+    def _collect_pending(self) -> None:
+        """Keep the kernels that finished compiling after the stages stopped asking (a
+        cancelled or failed computation); forget those that failed or never started."""
+        pending, self._pending = self._pending, {}
+        for key, (mode, group, future) in pending.items():
+            if future.done() and not future.cancelled() and future.exception() is None:
+                self._register(mode, key, group, future.result())
 
 
 def _scalar_value(f: pw.Func, source: Source, scalars: dict[str, Any]) -> Any:
