@@ -246,3 +246,25 @@ def test_a_box_narrower_than_a_vector_falls_back_to_guarded_tails() -> None:
     session.set_schedule("gamma", {})
     unscheduled, _ = Compositor().compute(session.document, "output", scale=64)
     np.testing.assert_array_equal(image, unscheduled)
+
+
+def test_a_computation_cancelled_while_kernels_compile_leaves_a_usable_compositor() -> None:
+    class Stop(Exception):
+        pass
+
+    session = _chain()
+    compositor = Compositor()
+    calls = []
+
+    def check() -> None:
+        calls.append(1)
+        if len(calls) == 3:  # after the first stage ran, while later kernels may still compile
+            raise Stop
+
+    with pytest.raises(Stop):
+        compositor.compute(session.document, "output", scale=SCALE, check=check)
+    before = compositor.stats.compiles + compositor.stats.kernel_hits
+    image, _ = compositor.compute(session.document, "output", scale=SCALE)
+    fresh, _ = Compositor().compute(session.document, "output", scale=SCALE)
+    np.testing.assert_array_equal(image, fresh)
+    assert compositor.stats.runs == len(compositor.stats.ran) and before >= 1
