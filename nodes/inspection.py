@@ -249,10 +249,11 @@ def inspect_document(
         return result
     early = None if on_loop_nest is None else (lambda stmt: on_loop_nest(loop_nest_to_string(stmt)))
     try:
-        lowering = lower(pipeline, "host", on_loop_nest=early)  # one lowering gives both texts
+        # one lowering gives both texts; `check` cancels between passes and while printing
+        lowering = lower(pipeline, "host", on_loop_nest=early, check=check)
         result.loop_nest = loop_nest_to_string(lowering.loop_nest)
         if statement:
-            result.statement = stmt_to_string(lowering.lowered.body)
+            result.statement = stmt_to_string(lowering.lowered.body, check)
     except pw.PixelweaveError as e:  # what the engine refuses is reported on its node
         problem = engine_problem(built.graph, e)
         result.problems.append((problem.node, problem.message))
