@@ -5,7 +5,8 @@ the LLVM backend's levels on a stencil chain.
     python -m benchmarks.compile_latency --chain [--stages 10] [--size 1920x1080]
     python -m benchmarks.compile_latency --boundary-chain [--stages 50] [--repeats 3]
 
-Apps (default): blur, unsharp, Harris, bilateral grid, camera pipe and local Laplacian
+Apps (default): blur, unsharp, Harris, bilateral grid, camera pipe, local Laplacian and
+interpolate
 (benchmarks/apps.py: the same algorithm and schedule for both compilers). For each, in the
 same run, the time from a fresh Pipeline to callable native code (lowering, LLVM IR, LLVM
 passes and code generation, linking; the compile caches off) beside Halide's
@@ -42,6 +43,7 @@ APPS = {
     "bilateral_grid": apps.build_bilateral_grid,
     "camera_pipe": apps.build_camera_pipe,
     "local_laplacian": apps.build_local_laplacian,
+    "interpolate": apps.build_interpolate,
 }
 LOCAL_LAPLACIAN_DOCUMENT = Path(__file__).resolve().parent.parent / "resources" / "examples" / "local_laplacian.json"
 
