@@ -62,7 +62,6 @@ def isolate(
     which `inline` is true (pure ones, as the fused pipeline inlines them) are substituted
     into the copy instead of read as inputs, and their callees read in their place."""
 
-
     sources: dict[str, Source] = {}
     calls: dict[tuple[str, str], E.Expr | ImageParam] = {}  # (kind, name) -> replacement
     clone = Func(OUTPUT_NAME)

@@ -188,8 +188,19 @@ def add_error_reporting(module: ModuleBuilder, *, export: bool) -> None:
         message_bytes=ERROR_MESSAGE_BYTES,
         type_names=[
             (TYPE_CODES[t.code], t.bits, str(t))
-            for t in (Bool(), Int(8), Int(16), Int(32), Int(64), UInt(8), UInt(16), UInt(32), UInt(64), Float(32),
-                      Float(64))
+            for t in (
+                Bool(),
+                Int(8),
+                Int(16),
+                Int(32),
+                Int(64),
+                UInt(8),
+                UInt(16),
+                UInt(32),
+                UInt(64),
+                Float(32),
+                Float(64),
+            )
         ],
     )
 

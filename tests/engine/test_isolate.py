@@ -94,9 +94,9 @@ def _run_over(isolated, box, image):
     """The isolated stage over box (min, extent), reading image over [0, len)."""
     args = {}
     for arg, source in isolated.sources.items():
-        args[arg] = image if source.kind == "image" else {"picture.min.0": 0, "picture.extent.0": len(image)}[
-            source.name
-        ]
+        args[arg] = (
+            image if source.kind == "image" else {"picture.min.0": 0, "picture.extent.0": len(image)}[source.name]
+        )
     fn = isolated.pipeline.compile(level="fast")
     known = {a.name for a in fn.native.arguments}
     out = np.empty(box[1], np.int32)
@@ -116,7 +116,9 @@ def test_unguarded_tails_shift_inwards_and_refuse_a_box_narrower_than_the_vector
     with pytest.raises(pw.RuntimeFailure, match="is read at x = -3, below its minimum 0"):
         # narrower than one vector: the shifted vector would reach outside; checks refuse it first
         _run_over(fast, (1, 5), image)
-    np.testing.assert_array_equal(_run_over(isolate(blurred, inline=lambda g: g is scaled), (1, 5), image), expected[:5])
+    np.testing.assert_array_equal(
+        _run_over(isolate(blurred, inline=lambda g: g is scaled), (1, 5), image), expected[:5]
+    )
 
 
 def test_without_inline_the_callee_is_an_input():
