@@ -247,6 +247,53 @@ def build_local_laplacian(m: Any, vec: int = 8, levels: int = 8, pyramid_levels:
     return output, {"input": inp, "alpha": alpha, "beta": beta}
 
 
+def build_interpolate(m: Any, vec: int = 8, levels: int = 10) -> tuple[Any, dict]:
+    """apps/interpolate: multi-scale interpolation of a float RGBA image (colour weighted by
+    alpha, pushed down a 10-level pyramid and pulled back up to fill in where alpha is
+    low), with Halide's CPU schedule; a boundary condition at level 4 keeps the footprint
+    of the deeper levels from growing."""
+    x, y, c = m.Var("x"), m.Var("y"), m.Var("c")
+    inp = m.ImageParam(m.Float(32), 3, "input")
+    clamped = m.BoundaryConditions.repeat_edge(inp)
+    downsampled = [m.Func(f"downsampled{level}") for level in range(levels)]
+    downx = [m.Func(f"downx{level}") for level in range(levels)]
+    interpolated = [m.Func(f"interpolated{level}") for level in range(levels)]
+    upsampled = [m.Func(f"upsampled{level}") for level in range(levels)]
+    upsampledx = [m.Func(f"upsampledx{level}") for level in range(levels)]
+    downsampled[0][x, y, c] = m.select(c < 3, clamped[x, y, c] * clamped[x, y, 3], clamped[x, y, 3])
+    for level in range(1, levels):
+        prev = downsampled[level - 1]
+        if level == 4:
+            w, h = inp.width() / (1 << level), inp.height() / (1 << level)
+            bounded = m.Func("bounded4")
+            bounded[x, y, c] = prev[m.clamp(x, 0, w), m.clamp(y, 0, h), c]
+            prev = bounded
+        downx[level][x, y, c] = (prev[x * 2 - 1, y, c] + 2.0 * prev[x * 2, y, c] + prev[x * 2 + 1, y, c]) * 0.25
+        downsampled[level][x, y, c] = (
+            downx[level][x, y * 2 - 1, c] + 2.0 * downx[level][x, y * 2, c] + downx[level][x, y * 2 + 1, c]
+        ) * 0.25
+    interpolated[levels - 1][x, y, c] = downsampled[levels - 1][x, y, c]
+    for level in range(levels - 2, -1, -1):
+        upper = interpolated[level + 1]
+        upsampledx[level][x, y, c] = (upper[x / 2, y, c] + upper[(x + 1) / 2, y, c]) / 2.0
+        upsampled[level][x, y, c] = (upsampledx[level][x, y / 2, c] + upsampledx[level][x, (y + 1) / 2, c]) / 2.0
+        interpolated[level][x, y, c] = (
+            downsampled[level][x, y, c] + (1.0 - downsampled[level][x, y, 3]) * upsampled[level][x, y, c]
+        )
+    output = m.Func("interpolate")
+    output[x, y, c] = interpolated[0][x, y, c] / interpolated[0][x, y, 3]
+    # Halide's CPU schedule (apps/interpolate, not autoscheduled), except that the levels
+    # unroll y before splitting it into parallel tasks (Pixelweave does not split a loop
+    # already marked parallel)
+    xi, yi = m.Var("xi"), m.Var("yi")
+    for level in range(1, levels - 1):
+        downsampled[level].compute_root().parallel(y, 8).vectorize(x, 4)
+        interpolated[level].compute_root().unroll(x, 2).unroll(y, 2).parallel(y, 8).vectorize(x, vec)
+    output.reorder(c, x, y).bound(c, 0, 3).unroll(c).tile(x, y, xi, yi, 2, 2).unroll(xi).unroll(yi)
+    output.parallel(y, 8).vectorize(x, vec)
+    return output, {"input": inp}
+
+
 def build_camera_pipe(m: Any, vec: int = 16, strip: int = 32) -> tuple[Any, dict]:
     """apps/camera_pipe: raw Bayer u16 -> RGB u8 (hot pixel suppression, deinterleave,
     edge-aware demosaic, colour correction, tone curve, sharpening); output cropped by

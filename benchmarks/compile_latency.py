@@ -3,8 +3,10 @@ the LLVM backend's levels on a stencil chain.
 
     python -m benchmarks.compile_latency [--apps blur,unsharp,...] [--repeats 3]
     python -m benchmarks.compile_latency --chain [--stages 10] [--size 1920x1080]
+    python -m benchmarks.compile_latency --boundary-chain [--stages 50] [--repeats 3]
 
-Apps (default): blur, unsharp, Harris, bilateral grid, camera pipe and local Laplacian
+Apps (default): blur, unsharp, Harris, bilateral grid, camera pipe, local Laplacian and
+interpolate
 (benchmarks/apps.py: the same algorithm and schedule for both compilers). For each, in the
 same run, the time from a fresh Pipeline to callable native code (lowering, LLVM IR, LLVM
 passes and code generation, linking; the compile caches off) beside Halide's
@@ -14,6 +16,9 @@ split of Pixelweave's time into lowering and the rest, and the time from opening
 local Laplacian example document to its loop nest.
 
 --chain: a chain of 5-point stencils compiled at "fast" and "full" with run times.
+--boundary-chain: lowering time of a 1-D chain of boundary-conditioned compute_root stages
+(each a 3-tap blur of the previous one behind repeat_edge, mirror_image or a constant
+exterior; the issue's target is under 1 s for 50 stages), the least of --repeats.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ APPS = {
     "bilateral_grid": apps.build_bilateral_grid,
     "camera_pipe": apps.build_camera_pipe,
     "local_laplacian": apps.build_local_laplacian,
+    "interpolate": apps.build_interpolate,
 }
 LOCAL_LAPLACIAN_DOCUMENT = Path(__file__).resolve().parent.parent / "resources" / "examples" / "local_laplacian.json"
 
@@ -144,17 +150,61 @@ def run_chain(stages: int, size: str, repeats: int) -> None:
     print(f"cache hit ({cached.cache_hit}): {1e3 * cached.compile_seconds:.2f} ms")
 
 
+def boundary_chain(stages: int, boundary: str):
+    """input -> s0 -> ... -> s{stages-1} -> out, each stage a 3-tap blur of the previous one
+    behind a boundary condition, computed at root."""
+    import pixelweave as pw
+
+    x = pw.Var("x")
+    inp = pw.ImageParam(pw.Float(32), 1, "input")
+    bounds = [(inp.dim(0).min(), inp.dim(0).extent())]
+    bc = pw.BoundaryConditions
+    if boundary == "constant_exterior":
+
+        def make(src, b=None):
+            return bc.constant_exterior(src, 0.0, b)
+    else:
+        make = getattr(bc, boundary)
+    f = make(inp)
+    for i in range(stages):
+        g = pw.Func(f"s{i}")
+        g[x] = (f[x - 1] + f[x] + f[x + 1]) * 0.25
+        g.compute_root()
+        f = make(g, bounds)
+    out = pw.Func("out")
+    out[x] = f[x]
+    return pw.Pipeline(out)
+
+
+def run_boundary_chain(stages: int, repeats: int) -> None:
+    from pixelweave.engine.lower import lower
+
+    print("| boundary | stages | lower wall (s) | lower CPU (s) |\n| --- | --- | --- | --- |")
+    for boundary in ("repeat_edge", "mirror_image", "constant_exterior"):
+        walls, cpus = [], []
+        for _ in range(repeats):
+            pipeline = boundary_chain(stages, boundary)
+            wall, cpu = time.perf_counter(), time.process_time()
+            lower(pipeline, "host")
+            walls.append(time.perf_counter() - wall)
+            cpus.append(time.process_time() - cpu)
+        print(f"| {boundary} | {stages} | {min(walls):.2f} | {min(cpus):.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--apps", default=",".join(APPS), help="comma-separated, from: " + ", ".join(APPS))
     parser.add_argument("--level", default="full", choices=["fast", "full"])
     parser.add_argument("--chain", action="store_true", help="the stencil-chain benchmark instead")
-    parser.add_argument("--stages", type=int, default=10)
+    parser.add_argument("--boundary-chain", action="store_true", help="lowering of a boundary-conditioned chain")
+    parser.add_argument("--stages", type=int, default=None, help="chain length (10; 50 with --boundary-chain)")
     parser.add_argument("--size", default="1920x1080")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     if args.chain:
-        run_chain(args.stages, args.size, args.repeats)
+        run_chain(args.stages or 10, args.size, args.repeats)
+    elif args.boundary_chain:
+        run_boundary_chain(args.stages or 50, args.repeats)
     else:
         run_apps([a for a in args.apps.split(",") if a], args.repeats, args.level)
 

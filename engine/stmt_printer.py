@@ -7,6 +7,8 @@ structure, in the format of Halide's `print_loop_nest`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pixelweave.engine.ir.printer import expr_to_string as fmt
 from pixelweave.engine.shared_exprs import NameSource, shared_subexpressions
 from pixelweave.engine.stmt import (
@@ -33,11 +35,12 @@ def _assert_text(s: AssertStmt, fmt=fmt) -> str:
     return f'assert({fmt(s.condition)}, "{s.message}"{args})'
 
 
-def stmt_to_string(s: Stmt) -> str:
+def stmt_to_string(s: Stmt, check: Callable[[], None] | None = None) -> str:
     """Every statement; a large subexpression used more than once in one statement is
-    printed once, as `let tN = ...` just before it, so the text stays linear in size."""
+    printed once, as `let tN = ...` just before it, so the text stays linear in size.
+    `check()` is called before each statement is printed (it raises to cancel)."""
     lines: list[str] = []
-    _emit(s, 0, lines, NameSource())
+    _emit(s, 0, lines, NameSource(), check or (lambda: None))
     return "\n".join(lines) + "\n"
 
 
@@ -50,7 +53,8 @@ def _own_exprs(s: Stmt) -> list:
     return [c for c in s.children() if not isinstance(c, Stmt) and c is not None]
 
 
-def _emit(s: Stmt, depth: int, out: list[str], names: NameSource) -> None:
+def _emit(s: Stmt, depth: int, out: list[str], names: NameSource, check: Callable[[], None]) -> None:
+    check()
     pad = INDENT * depth
     shared = shared_subexpressions(_own_exprs(s), names)
     if shared:
@@ -58,33 +62,33 @@ def _emit(s: Stmt, depth: int, out: list[str], names: NameSource) -> None:
         for name, value in shared:
             out.append(f"{pad}let {name} = {fmt(value, known)}")
             known[value.key()] = name
-        _emit_one(s, depth, out, names, lambda e: fmt(e, known))
+        _emit_one(s, depth, out, names, lambda e: fmt(e, known), check)
     else:
-        _emit_one(s, depth, out, names, fmt)
+        _emit_one(s, depth, out, names, fmt, check)
 
 
-def _emit_one(s: Stmt, depth: int, out: list[str], names: NameSource, fmt) -> None:
+def _emit_one(s: Stmt, depth: int, out: list[str], names: NameSource, fmt, check: Callable[[], None]) -> None:
     pad = INDENT * depth
     if isinstance(s, Block):
         for c in s.stmts:
-            _emit(c, depth, out, names)
+            _emit(c, depth, out, names, check)
     elif isinstance(s, LetStmt):
         out.append(f"{pad}let {s.name} = {fmt(s.value)}")
-        _emit(s.body, depth, out, names)
+        _emit(s.body, depth, out, names, check)
     elif isinstance(s, AssertStmt):
         out.append(pad + _assert_text(s, fmt))
     elif isinstance(s, For):
         out.append(f"{pad}{s.for_type.value} ({s.name}, {fmt(s.min)}, {fmt(s.extent)}) {{")
-        _emit(s.body, depth + 1, out, names)
+        _emit(s.body, depth + 1, out, names, check)
         out.append(pad + "}")
     elif isinstance(s, ProducerConsumer):
         out.append(f"{pad}{'produce' if s.is_producer else 'consume'} {s.name} {{")
-        _emit(s.body, depth + 1, out, names)
+        _emit(s.body, depth + 1, out, names, check)
         out.append(pad + "}")
     elif isinstance(s, Realize):
         bounds = ", ".join(f"[{fmt(m)}, {fmt(e)}]" for m, e in s.bounds)
         out.append(f"{pad}realize {s.name}({bounds}) {{")
-        _emit(s.body, depth + 1, out, names)
+        _emit(s.body, depth + 1, out, names, check)
         out.append(pad + "}")
     elif isinstance(s, Provide):
         args = ", ".join(fmt(a) for a in s.args)
@@ -92,16 +96,16 @@ def _emit_one(s: Stmt, depth: int, out: list[str], names: NameSource, fmt) -> No
     elif isinstance(s, Allocate):
         where = "stack" if s.on_stack else "heap"
         out.append(f"{pad}allocate {s.name}[{s.type} * {fmt(s.size)}] on {where}")
-        _emit(s.body, depth, out, names)
+        _emit(s.body, depth, out, names, check)
         out.append(f"{pad}free {s.name}")
     elif isinstance(s, Store):
         out.append(f"{pad}{s.buffer}[{fmt(s.index)}] = {fmt(s.value)}")
     elif isinstance(s, IfThenElse):
         out.append(f"{pad}if ({fmt(s.condition)}) {{")
-        _emit(s.then_case, depth + 1, out, names)
+        _emit(s.then_case, depth + 1, out, names, check)
         if s.else_case is not None:
             out.append(pad + "} else {")
-            _emit(s.else_case, depth + 1, out, names)
+            _emit(s.else_case, depth + 1, out, names, check)
         out.append(pad + "}")
     elif isinstance(s, Evaluate):
         out.append(f"{pad}{fmt(s.value)}")

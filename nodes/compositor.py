@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, Source, isolate
+from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, Source, inlinable, isolate
 from pixelweave.engine.reference import required_regions
 from pixelweave.engine.runtime.buffer import aligned_empty
 from pixelweave.engine.structural_key import structural_key
@@ -49,6 +49,9 @@ import pixelweave as pw
 
 KERNELS_KEPT = 512
 KERNEL_LEVEL = "fast"  # quick to compile; explicitly vectorized code runs about as fast as at "full"
+# How a stage's kernel is isolated, in the order tried: its schedule with shifted tails (the
+# fastest), with guarded tails (a box narrower than a split's factor), unscheduled.
+MODES = ("shift", "guard", "none")
 
 
 @dataclass
@@ -83,9 +86,12 @@ class Compositor:
         self._built: dict[str, BuiltNode] = {}  # nodes of the last call, by definition and sources
         self._refused: dict[str, str] = {}  # node key -> why its schedule was not applied
         self._algorithms: weakref.WeakKeyDictionary[pw.Func, tuple[Isolated, str]] = weakref.WeakKeyDictionary()
-        self._isolated: weakref.WeakKeyDictionary[pw.Func, dict[bool, tuple[Isolated, Any, str]]] = (
+        self._isolated: weakref.WeakKeyDictionary[pw.Func, dict[str, tuple[Isolated, Any, str, str]]] = (
             weakref.WeakKeyDictionary()
         )
+        self._node_outputs: weakref.WeakSet[pw.Func] = weakref.WeakSet()  # never inlined: images cached per node
+        # structural key -> (mode, Funcs waiting for it, the compile under way)
+        self._pending: dict[str, tuple[str, list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]], Any]] = {}
 
     # ------------------------------------------------------------------ inputs
     def input_image(self, doc: Document, node_id: str, layout: str, element: str, scale: int) -> tuple[np.ndarray, str]:
@@ -192,43 +198,61 @@ class Compositor:
             raise NodeError(f"the output would be empty (size {size})", node_id)
         scalars: dict[str, Any] = {name: p.get() for name, p in graph.scalar_params.items()}
         pipeline = pw.Pipeline([value.func])
+        self._node_outputs.update(v.func for node in graph.nodes.values() for v in node.outputs.values())
         regions = required_regions(pipeline, [[(0, n) for n in size]], {**images, **scalars})
         for name, array in images.items():  # what the image-size variables are
             for i in range(array.ndim):
                 scalars[f"{name}.min.{i}"] = 0
                 scalars[f"{name}.extent.{i}"] = int(array.shape[array.ndim - 1 - i])
         check()
-        stages = [f for f in pipeline.funcs if f.name() in regions]  # producers first
+        # Producers first; a Func the fused pipeline inlines is inlined into its consumers'
+        # kernels (within a node: every node's outputs are images of their own).
+        stages = [f for f in pipeline.funcs if f.name() in regions and not self.inlined(f)]
         # What each stage's image is, before anything runs: its algorithm (a schedule never
         # changes the values) and what it reads. Kernels are needed only for images not cached.
         keys: dict[str, str] = {}
         for f in stages:
             isolated, algorithm = self._isolation(f)
             keys[f.name()] = _digest("image", algorithm, self._identity(f, isolated, keys, image_keys, scalars))
-        self.prepare([f for f in stages if not self.images.covers(keys[f.name()], tuple(regions[f.name()]))])
+        needed = [f for f in stages if not self.images.covers(keys[f.name()], tuple(regions[f.name()]))]
         computed: dict[str, tuple[np.ndarray, Box]] = {}
-        for done, f in enumerate(stages):
-            check()
-            if progress is not None:
-                progress(done, len(stages))
-            box = tuple(regions[f.name()])
-            cached = self.images.get(keys[f.name()], box)
-            if cached is not None:
-                self.stats.image_hits += 1
-                computed[f.name()] = (cached, box)
-                continue
-            out = self._stage(f, box, computed, images, scalars, notes)
-            self.images.put(keys[f.name()], out, box)
-            computed[f.name()] = (out, box)
+        # Kernels compile on worker threads while the stages whose kernels are ready run
+        # (LLVM and the kernels run without the GIL): a stage waits only for its own kernel.
+        workers = min(len(needed), os.cpu_count() or 1)
+        pool = concurrent.futures.ThreadPoolExecutor(workers, "pixelweave-kernel") if workers > 1 else None
+        try:
+            self.prepare(needed, pool=pool)
+            for done, f in enumerate(stages):
+                check()
+                if progress is not None:
+                    progress(done, len(stages))
+                box = tuple(regions[f.name()])
+                cached = self.images.get(keys[f.name()], box)
+                if cached is not None:
+                    self.stats.image_hits += 1
+                    computed[f.name()] = (cached, box)
+                    continue
+                out = self._stage(f, box, computed, images, scalars, notes)
+                self.images.put(keys[f.name()], out, box)
+                computed[f.name()] = (out, box)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+            self._collect_pending()
         array, box = computed[value.func.name()]
         window = tuple((0, n) for n in size)
         return np.ascontiguousarray(crop(array, box, window)), "; ".join(notes)
+
+    def inlined(self, g: pw.Func) -> bool:
+        """Whether g is substituted into its consumers' kernels rather than an image of its
+        own: a pure Func the fused pipeline inlines, not a node's output."""
+        return g not in self._node_outputs and g.schedule_of().compute_level.is_inline() and inlinable(g)
 
     def _isolation(self, f: pw.Func) -> tuple[Isolated, str]:
         """f isolated with its schedule, and the key of its algorithm (remembered per Func)."""
         known = self._algorithms.get(f)
         if known is None:
-            isolated = isolate(f)
+            isolated = _isolate(f, "shift", self.inlined)
             known = (isolated, structural_key(isolated.pipeline, schedules=False))
             self._algorithms[f] = known
         return known
@@ -257,20 +281,22 @@ class Compositor:
         scalars: dict[str, Any],
         notes: list[str],
     ) -> np.ndarray:
-        """Func f over box, computed by its kernel from what it reads."""
-        isolated, compiled, _ = self._kernel(f, notes)
-        try:
-            return self._run(f, box, isolated, compiled, computed, images, scalars)
-        except pw.RuntimeFailure as e:
-            if not isolated.scheduled:
-                raise NodeError(f"computing `{f.name()}` failed: {e}", f.name().split(".", 1)[0]) from None
-        # Its schedule made it read outside what the fused pipeline computes: run it unscheduled.
-        notes.append(f"`{f.name()}`: its schedule is not used in the preview")
-        isolated, compiled, _ = self._kernel(f, notes, schedule=False)
-        try:
-            return self._run(f, box, isolated, compiled, computed, images, scalars)
-        except pw.RuntimeFailure as e:
-            raise NodeError(f"computing `{f.name()}` failed: {e}", f.name().split(".", 1)[0]) from None
+        """Func f over box, computed by its kernel from what it reads: first with its schedule
+        and unguarded tails (fast), then with guarded tails (a box narrower than a split's
+        factor), then unscheduled (a schedule that reads outside what the fused pipeline
+        computes)."""
+        failure: pw.RuntimeFailure | None = None
+        for mode in MODES:
+            isolated, compiled, _ = self._kernel(f, notes, mode=mode)
+            if mode == "none":
+                notes.append(f"`{f.name()}`: its schedule is not used in the preview")
+            try:
+                return self._run(f, box, isolated, compiled, computed, images, scalars)
+            except pw.RuntimeFailure as e:
+                failure = e
+                if not isolated.scheduled:
+                    break
+        raise NodeError(f"computing `{f.name()}` failed: {failure}", f.name().split(".", 1)[0]) from None
 
     def _run(
         self,
@@ -308,61 +334,97 @@ class Compositor:
         self.stats.ran.append(f.name())
         return out
 
-    def _kernel(self, f: pw.Func, notes: list[str], *, schedule: bool = True) -> tuple[Isolated, Any, str]:
-        """f isolated and its compiled kernel (this compositor's, the engine's caches, or a
-        fresh compile); an isolated schedule the engine refuses falls back to none."""
-        known = self._isolated.get(f, {}).get(schedule)
+    def _kernel(self, f: pw.Func, notes: list[str], *, mode: str = "shift") -> tuple[Isolated, Any, str]:
+        """f isolated in `mode` (MODES) and its compiled kernel (this compositor's, the
+        engine's caches, a compile under way, or a fresh compile); an isolated schedule the
+        engine refuses falls back to none."""
+        known = self._isolated.get(f, {}).get(mode)
         if known is None:
-            self.prepare([f], schedule=schedule)
-            known = self._isolated[f][schedule]
+            for key, (pending_mode, group, future) in list(self._pending.items()):
+                if pending_mode == mode and any(g is f for g, _, _ in group):
+                    del self._pending[key]
+                    self._register(mode, key, group, future.result())
+                    break
+            else:
+                self.prepare([f], mode=mode)
+            known = self._isolated[f][mode]
         isolated, compiled, key, note = known
         if note and note not in notes:
             notes.append(note)
         return isolated, compiled, key
 
-    def prepare(self, funcs: list[pw.Func], *, schedule: bool = True) -> None:
-        """Finds or compiles the kernels of funcs; those no cache has are compiled together,
-        on as many threads as there are cores (LLVM runs without the GIL)."""
-        missing: dict[str, list[tuple[pw.Func, Isolated]]] = {}
+    def prepare(
+        self, funcs: list[pw.Func], *, mode: str = "shift", pool: concurrent.futures.Executor | None = None
+    ) -> None:
+        """Finds or compiles the kernels of funcs in `mode`. Those no cache has are compiled
+        on `pool` (their stages wait for them when they run), or here, together, on as many
+        threads as there are cores (LLVM runs without the GIL)."""
+        missing: dict[str, list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]]] = {}
         for f in funcs:
-            if schedule in self._isolated.get(f, {}):
+            if mode in self._isolated.get(f, {}):
                 self.stats.kernel_hits += 1
                 continue
-            isolated = self._isolation(f)[0] if schedule else isolate(f, schedule=False)
+            isolated = self._isolation(f)[0] if mode == "shift" else _isolate(f, mode, self.inlined)
             key = isolated.pipeline.structural_key()
             compiled = self._kernels.get(key)
             if compiled is not None:
                 self._kernels.move_to_end(key)
                 self.stats.kernel_hits += 1
-                self._isolated.setdefault(f, {})[schedule] = (isolated, compiled, key, "")
+                self._isolated.setdefault(f, {})[mode] = (isolated, compiled, key, "")
+            elif key in self._pending:
+                self._pending[key][1].append((f, isolated, self.inlined))
             else:
-                missing.setdefault(key, []).append((f, isolated))
+                missing.setdefault(key, []).append((f, isolated, self.inlined))
         if not missing:
+            return
+        if pool is not None:
+            for key, group in missing.items():
+                self._pending[key] = (mode, group, pool.submit(_compile, *group[0]))
             return
         jobs = [group[0] for group in missing.values()]
         workers = min(len(jobs), os.cpu_count() or 1)
         if workers > 1:
-            with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="pixelweave-kernel") as pool:
-                results = list(pool.map(lambda job: _compile(*job), jobs))
+            with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="pixelweave-kernel") as own:
+                results = list(own.map(lambda job: _compile(*job), jobs))
         else:
             results = [_compile(*job) for job in jobs]
-        for group, (isolated, compiled, key, note, seconds) in zip(missing.values(), results, strict=True):
-            if compiled.from_structure_cache:
-                self.stats.kernel_hits += 1
-            else:
-                self.stats.compiles += 1
-                self.stats.seconds_compiling += seconds
-            self._kernels[key] = compiled
-            for f, own in group:
-                # Funcs that share the key share the kernel; each keeps its own inputs.
-                self._isolated.setdefault(f, {})[schedule] = (
-                    own if own.scheduled == isolated.scheduled else isolate(f, schedule=isolated.scheduled),
-                    compiled,
-                    key,
-                    note,
-                )
+        for (key, group), result in zip(missing.items(), results, strict=True):
+            self._register(mode, key, group, result)
+
+    def _register(
+        self,
+        mode: str,
+        key: str,
+        group: list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]],
+        result: tuple[Isolated, Any, str, str, float],
+    ) -> None:
+        """Remember a compiled kernel for every Func of group (Funcs that share the key share
+        the kernel; each keeps its own inputs)."""
+        isolated, compiled, compiled_key, note, seconds = result
+        if compiled.from_structure_cache:
+            self.stats.kernel_hits += 1
+        else:
+            self.stats.compiles += 1
+            self.stats.seconds_compiling += seconds
+        self._kernels[compiled_key] = compiled
+        for f, own, _ in group:
+            same = own.scheduled == isolated.scheduled
+            self._isolated.setdefault(f, {})[mode] = (
+                own if same else _isolate(f, "none", self.inlined),
+                compiled,
+                compiled_key,
+                note,
+            )
         while len(self._kernels) > KERNELS_KEPT:
             self._kernels.popitem(last=False)  # the engine's caches still have its code
+
+    def _collect_pending(self) -> None:
+        """Keep the kernels that finished compiling after the stages stopped asking (a
+        cancelled or failed computation); forget those that failed or never started."""
+        pending, self._pending = self._pending, {}
+        for key, (mode, group, future) in pending.items():
+            if future.done() and not future.cancelled() and future.exception() is None:
+                self._register(mode, key, group, future.result())
 
 
 def _scalar_value(f: pw.Func, source: Source, scalars: dict[str, Any]) -> Any:
@@ -375,7 +437,16 @@ def _scalar_value(f: pw.Func, source: Source, scalars: dict[str, Any]) -> Any:
     return value
 
 
-def _compile(f: pw.Func, isolated: Isolated) -> tuple[Isolated, Any, str, str, float]:
+def _isolate(f: pw.Func, mode: str, inline: Callable[[pw.Func], bool]) -> Isolated:
+    """f isolated in a mode of MODES, the Funcs `inline` names substituted into it."""
+    if mode == "none":
+        return isolate(f, schedule=False, inline=inline)
+    return isolate(f, guard_tails=mode == "guard", inline=inline)
+
+
+def _compile(
+    f: pw.Func, isolated: Isolated, inline: Callable[[pw.Func], bool]
+) -> tuple[Isolated, Any, str, str, float]:
     """The kernel of an isolated Func (unscheduled when the engine refuses its schedule):
     (isolated, compiled, key, note, seconds)."""
     start = time.perf_counter()
@@ -385,7 +456,7 @@ def _compile(f: pw.Func, isolated: Isolated) -> tuple[Isolated, Any, str, str, f
         compiled = isolated.pipeline.compile("host", level=KERNEL_LEVEL)
     except pw.ScheduleError as e:
         note = f"`{f.name()}`: its schedule is not used in the preview ({e})"
-        isolated = isolate(f, schedule=False)
+        isolated = _isolate(f, "none", inline)
         key = isolated.pipeline.structural_key()
         compiled = isolated.pipeline.compile("host", level=KERNEL_LEVEL)
     return isolated, compiled, key, note, time.perf_counter() - start

@@ -200,11 +200,19 @@ def _levels(built: BuiltDocument) -> dict[str, dict[str, list[Level]]]:
     }
 
 
-def inspect_document(doc: Document, *, statement: bool = True, check: Callable[[], None] | None = None) -> Inspection:
+def inspect_document(
+    doc: Document,
+    *,
+    statement: bool = True,
+    check: Callable[[], None] | None = None,
+    on_loop_nest: Callable[[str], None] | None = None,
+) -> Inspection:
     """Builds what can be built and lowers what the outputs read; problems are collected,
     never raised. A node not connected to an output (a scratch node) is reported on its own
     and hides nothing about the others: they keep their loops, and the loop nest is shown
-    when every problem lies outside what the outputs read."""
+    when every problem lies outside what the outputs read. `on_loop_nest(text)` receives the
+    loop nest as soon as lowering has made it, before the later passes that may still refuse
+    the schedule (their problems arrive with the result)."""
     check = check or (lambda: None)
     result = Inspection()
     if not doc.nodes:
@@ -236,12 +244,16 @@ def inspect_document(doc: Document, *, statement: bool = True, check: Callable[[
     cached = None if statement else cached_loop_nest(pipeline.structural_key("host"))
     if cached is not None:  # compiled before (undo, reopening): no need to lower again
         result.loop_nest = cached
+        if on_loop_nest is not None:
+            on_loop_nest(cached)
         return result
+    early = None if on_loop_nest is None else (lambda stmt: on_loop_nest(loop_nest_to_string(stmt)))
     try:
-        lowering = lower(pipeline, "host")  # one lowering gives both texts
+        # one lowering gives both texts; `check` cancels between passes and while printing
+        lowering = lower(pipeline, "host", on_loop_nest=early, check=check)
         result.loop_nest = loop_nest_to_string(lowering.loop_nest)
         if statement:
-            result.statement = stmt_to_string(lowering.lowered.body)
+            result.statement = stmt_to_string(lowering.lowered.body, check)
     except pw.PixelweaveError as e:  # what the engine refuses is reported on its node
         problem = engine_problem(built.graph, e)
         result.problems.append((problem.node, problem.message))

@@ -406,9 +406,18 @@ class MainWindow(QtWidgets.QMainWindow):
         generation = self._generation
 
         def work(token: Any, progress: Any) -> Inspection:
-            return inspect_document(doc, statement=False, check=token.check)
+            # the loop nest is shown as soon as lowering has made it, before the later passes
+            return inspect_document(
+                doc, statement=False, check=token.check, on_loop_nest=lambda text: progress(1, 2, text)
+            )
 
-        self.jobs.submit("analysis", work, done=self._on_analysis, failed=self._job_failed)
+        self.jobs.submit(
+            "analysis",
+            work,
+            done=self._on_analysis,
+            failed=self._job_failed,
+            progress=lambda _done, _total, text: self._on_early_loop_nest(text, generation),
+        )
         # Printing the whole statement can take minutes on deep pipelines: only when it is
         # shown, in a lane of its own, after the loop nest (which never waits for it).
         self.jobs.cancel("statement")
@@ -420,6 +429,14 @@ class MainWindow(QtWidgets.QMainWindow):
             self.jobs.submit(
                 "statement", printing, done=lambda i: self._on_statement(i, generation), failed=self._job_failed
             )
+
+    def _on_early_loop_nest(self, text: str, generation: int) -> None:
+        """The loop nest of the current document, before lowering has finished."""
+        if generation != self._generation or not text:
+            return
+        earlier, statement = self._statement
+        self.loop_nest.set_text(text, statement if earlier == self._generation else "")
+        self.loop_nest.highlight_node(self.current)
 
     def _on_statement(self, inspection: Inspection, generation: int) -> None:
         if generation != self._generation or not inspection.loop_nest:

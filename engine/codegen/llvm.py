@@ -44,7 +44,7 @@ from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 from pixelweave.engine.lowered import Argument, LoweredPipeline
-from pixelweave.engine.runtime import thread_pool
+from pixelweave.engine.runtime import error_report, thread_pool
 from pixelweave.engine.stmt import (
     Allocate,
     AssertStmt,
@@ -164,14 +164,44 @@ def generate_module(
         sys.setrecursionlimit(old_limit)
     if embed_runtime:
         thread_pool.add_thread_pool(module, arch=triple.split("-", 1)[0], export=False, with_destructor=True)
-    elif gen.uses_parallel_runtime:
-        module.declare(thread_pool.PARALLEL_FOR, thread_pool.PARALLEL_FOR_SIGNATURE)
+        add_error_reporting(module, export=False)
+    else:
+        error_report.declare_error_reporting(module)
+        if gen.uses_parallel_runtime:
+            module.declare(thread_pool.PARALLEL_FOR, thread_pool.PARALLEL_FOR_SIGNATURE)
     return GeneratedModule(
         module.render(),
         lowered.name,
         list(lowered.arguments),
         gen.profile_names if profile else [],
         gen.context_bytes,
+    )
+
+
+def add_error_reporting(module: ModuleBuilder, *, export: bool) -> None:
+    """The shared failure reporter and type names (engine/runtime/error_report.py) for this
+    code generator's context layout and type codes."""
+    error_report.add_error_reporting(
+        module,
+        export=export,
+        message_offset=CONTEXT_MESSAGE_OFFSET,
+        message_bytes=ERROR_MESSAGE_BYTES,
+        type_names=[
+            (TYPE_CODES[t.code], t.bits, str(t))
+            for t in (
+                Bool(),
+                Int(8),
+                Int(16),
+                Int(32),
+                Int(64),
+                UInt(8),
+                UInt(16),
+                UInt(32),
+                UInt(64),
+                Float(32),
+                Float(64),
+            )
+        ],
     )
 
 
@@ -314,7 +344,6 @@ class _CodeGen(ExprCodeGen):
         context (CONTEXT_* layout) holds the claim flag and message of a failure and the
         profile counters of one call, so concurrent calls never mix them up."""
         m = self.module
-        m.declare("snprintf", "i32 (ptr, i64, ptr, ...)")
         params = self._entry_parameters()
         self._run_function(params)
         self._reset_context_function()
@@ -468,29 +497,7 @@ class _CodeGen(ExprCodeGen):
 
     def _type_name(self, code: Value, bits: Value) -> Value:
         """A pointer to the name of the element type (code, bits) of a descriptor."""
-        b = self.b
-        name = self.module.string_constant("unsupported")
-        for t in (
-            Bool(),
-            Int(8),
-            Int(16),
-            Int(32),
-            Int(64),
-            UInt(8),
-            UInt(16),
-            UInt(32),
-            UInt(64),
-            Float(32),
-            Float(64),
-        ):
-            same = b.binop(
-                "and",
-                b.icmp("eq", code, int_const(32, TYPE_CODES[t.code])),
-                b.icmp("eq", bits, int_const(32, t.bits)),
-                "is_type",
-            )
-            name = b.select(same, self.module.string_constant(str(t)), name, "type_name")
-        return name
+        return self.b.call("ptr", f"@{error_report.TYPE_NAME}", [code, bits], "type_name")
 
     def _byte_offset(self, base: Value, offset: int) -> Value:
         if offset == 0:
@@ -555,28 +562,13 @@ class _CodeGen(ExprCodeGen):
                     printf_args.append(b.convert("zext" if t.is_uint() else "sext", v, "i64"))
                 else:
                     printf_args.append(v)
-            context = self.fn.context
-            claimed = b.assign(
-                "{ i32, i1 }", f"cmpxchg ptr {context.ref}, i32 0, i32 1 seq_cst seq_cst, align 4", "claim"
-            )
-            first = b.assign("i1", f"extractvalue {{ i32, i1 }} {claimed.ref}, 1", "first")
-            write, done = b.new_label("write_message"), b.new_label("message_done")
-            b.cond_br(first, write, done)
-            b.start_block(write)
+            # one call to the shared reporter (it claims the context and formats the message)
             b.call(
-                "i32",
-                "@snprintf",
-                [
-                    self._byte_offset(context, CONTEXT_MESSAGE_OFFSET),
-                    int_const(64, ERROR_MESSAGE_BYTES),
-                    fmt,
-                    *printf_args,
-                ],
-                "n",
-                fnty="i32 (ptr, i64, ptr, ...)",
+                "void",
+                f"@{error_report.REPORT_ERROR}",
+                [self.fn.context, fmt, *printf_args],
+                fnty=error_report.REPORT_ERROR_SIGNATURE,
             )
-            b.br(done)
-            b.start_block(done)
         result = int_const(32, int(code)) if isinstance(code, ErrorCode) else code
         if not self.fn.live_heap:
             b.ret(result)

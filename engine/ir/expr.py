@@ -25,6 +25,21 @@ class _Key(tuple):
             return h
 
 
+# Equal keys are one object: comparing two keys then stops at their children's identity.
+# Without it, comparing equal expressions built apart walks them as trees, which is
+# exponential in depth for DAGs (bounds share their lets' values many times over).
+_interned_keys: dict[_Key, _Key] = {}
+INTERNED_KEYS_LIMIT = 400_000
+
+
+def _intern(key: _Key) -> _Key:
+    """The one key object equal to key (forgets all when the table is full; keys made
+    before stay correct, only slower to compare)."""
+    if len(_interned_keys) > INTERNED_KEYS_LIMIT:
+        _interned_keys.clear()
+    return _interned_keys.setdefault(key, key)
+
+
 class Expr:
     """Base class of all expression nodes."""
 
@@ -46,6 +61,7 @@ class Expr:
             return self._key
         except AttributeError:
             k = _Key((type(self).__name__, self._type, *self._fields(), *(c.key() for c in self.children())))
+            k = _intern(k)
             object.__setattr__(self, "_key", k)
             return k
 

@@ -58,11 +58,19 @@ def lowering_count() -> int:
     return _lowerings[0]
 
 
-def lower(pipeline: Pipeline, target: str = "host", name: str = "pipeline") -> LoweringResult:
-    """Run every lowering pass in order."""
+def lower(
+    pipeline: Pipeline,
+    target: str = "host",
+    name: str = "pipeline",
+    on_loop_nest: Callable[[Stmt], None] | None = None,
+    check: Callable[[], None] | None = None,
+) -> LoweringResult:
+    """Run every lowering pass in order; `on_loop_nest(stmt)` is called with the loop nest as
+    soon as it is made, before the later passes (an editor shows it while they run), and
+    `check()` before every pass (it raises to cancel a lowering nobody waits for any more)."""
     _lowerings[0] += 1
     with deep_recursion():
-        return _lower(pipeline, target, name)
+        return _lower(pipeline, target, name, on_loop_nest=on_loop_nest, check=check)
 
 
 def lower_loop_nest(pipeline: Pipeline, target: str = "host") -> Stmt:
@@ -99,7 +107,15 @@ def deep_recursion():
                 sys.setrecursionlimit(_recursion_users[1])
 
 
-def _lower(pipeline: Pipeline, target: str, name: str, loop_nest_only: bool = False) -> LoweringResult:
+def _lower(
+    pipeline: Pipeline,
+    target: str,
+    name: str,
+    loop_nest_only: bool = False,
+    on_loop_nest: Callable[[Stmt], None] | None = None,
+    check: Callable[[], None] | None = None,
+) -> LoweringResult:
+    check = check or (lambda: None)
     timings: dict[str, float] = {}
     clear_region_cache()
     clear_simplify_cache()
@@ -126,13 +142,17 @@ def _lower(pipeline: Pipeline, target: str, name: str, loop_nest_only: bool = Fa
     stmt = schedule_functions(ctx)
     _log("schedule functions (loop synthesis and injection)", stmt, start, timings)
     for pass_name, fn in passes:
+        check()
         start = time.perf_counter()
         stmt = fn(stmt)
         _log(pass_name, stmt, start, timings)
     loop_nest = stmt
+    if on_loop_nest is not None:
+        on_loop_nest(loop_nest)
     if loop_nest_only:
         late = []
     for pass_name, fn in late:
+        check()
         start = time.perf_counter()
         stmt = fn(stmt)
         _log(pass_name, stmt, start, timings)

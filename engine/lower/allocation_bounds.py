@@ -26,38 +26,38 @@ from pixelweave.engine.stmt_visit import StmtMutator
 
 
 def allocation_bounds(ctx: LoweringContext, stmt: Stmt) -> Stmt:
-    for info in ctx.funcs:
-        if not info.is_output:
-            stmt = _SizeRealize(info.name).mutate(stmt)
-    return stmt
+    # One walk sizes every realization (inner ones first); a Func's box never depends on the
+    # bounds of the realizations inside its own, so the order of Funcs does not matter.
+    return _SizeRealize({info.name for info in ctx.funcs if not info.is_output}).mutate(stmt)
 
 
 class _SizeRealize(StmtMutator):
-    """Give `realize f` the bounds of everything f's stages write below it."""
+    """Give `realize f` the bounds of everything f's stages write below it, for f in names."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
         body = self.mutate(s.body)
-        if s.name != self.name:
+        if s.name not in self.names:
             return s if body is s.body else Realize(s.name, s.type, s.bounds, body, s.folds)
-        box = box_touched(body, self.name, calls=True, provides=True)
+        name = s.name
+        box = box_touched(body, name, calls=True, provides=True)
         if box is None:
-            raise ScheduleError(f"`{self.name}` is stored but never computed")
+            raise ScheduleError(f"`{name}` is stored but never computed")
         bounds = []
         wide_extents = []
         for i, iv in enumerate(box):
             if not iv.is_bounded():
                 raise ScheduleError(
-                    f"cannot bound the storage of `{self.name}` in {dim_label(i)}: a coordinate it is computed or "
+                    f"cannot bound the storage of `{name}` in {dim_label(i)}: a coordinate it is computed or "
                     "read at has no bounds; clamp it, give the Func a bound(), or store it where it is computed"
                 )
             extent = simplify(iv.hi - iv.lo + 1)
             bounds.append((iv.lo, extent))
             wide_extents.append(wide_extent(iv.lo, iv.hi, extent))
         realize = Realize(s.name, s.type, tuple(bounds), body, s.folds)
-        return make_block([storage_size_check(self.name, s.type, wide_extents), realize])
+        return make_block([storage_size_check(name, s.type, wide_extents), realize])
 
 
 I64 = Int(64)

@@ -12,6 +12,7 @@ from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.lower.context import FuncInfo, LoweringContext
 from pixelweave.engine.lower.loop_synthesis import build_produce
+from pixelweave.engine.lower.region import names_used
 from pixelweave.engine.schedule import LoopLevel, last_part
 from pixelweave.engine.stmt import For, ForType, ProducerConsumer, Realize, Stmt, make_block, no_op
 from pixelweave.engine.stmt_visit import StmtMutator, walk_stmt
@@ -64,6 +65,8 @@ def _uses(stmt: Stmt, name: str) -> list[list[str]]:
     paths: list[list[str]] = []
 
     def visit(s: Stmt, loops: list[str]) -> None:
+        if name not in names_used(s):  # memoized per statement: skips what never mentions name
+            return
         if isinstance(s, For):
             loops = [*loops, s.name]
         for c in s.children():

@@ -49,6 +49,7 @@ from pixelweave.engine.codegen.llvm import (
     ERROR_MESSAGE_BYTES,
     ErrorCode,
     GeneratedModule,
+    add_error_reporting,
     generate_module,
 )
 from pixelweave.engine.codegen.llvm_ir import ModuleBuilder
@@ -65,7 +66,7 @@ from pixelweave.engine.codegen.target import (
 from pixelweave.engine.errors import CompileError, InputError, RuntimeFailure
 from pixelweave.engine.ir.types import Type
 from pixelweave.engine.lowered import Argument, LoweredPipeline
-from pixelweave.engine.runtime import thread_pool
+from pixelweave.engine.runtime import error_report, thread_pool
 from pixelweave.engine.runtime.buffer import describe_array, scalar_argument
 
 CACHE_DIR_ENV = "PIXELWEAVE_CACHE_DIR"
@@ -111,9 +112,10 @@ class _Jit:
         if runtime_object is None:
             runtime = ModuleBuilder("pw_runtime", spec.triple, data_layout(spec))
             thread_pool.add_thread_pool(runtime, arch=spec.arch, export=True, with_destructor=False)
+            add_error_reporting(runtime, export=True)
             runtime_object, _ = _object_code(runtime.render(), spec, "full", use_cache=True)
         self.runtime_object = runtime_object
-        exports = [thread_pool.PARALLEL_FOR, thread_pool.STATS]
+        exports = [thread_pool.PARALLEL_FOR, thread_pool.STATS, error_report.REPORT_ERROR, error_report.TYPE_NAME]
         self.runtime = self.link(runtime_object, "pw_runtime", exports, runtime=False)
         # Never unloaded: workers may sleep in its code until the process exits.
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(self.runtime))

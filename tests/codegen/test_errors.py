@@ -191,6 +191,23 @@ def test_generated_code_checks_descriptors_itself() -> None:
     assert message() == b"buffer argument `inp` is a NULL pointer"
 
 
+def test_failures_are_reported_by_one_shared_function_per_process_or_library() -> None:
+    """Every check calls the runtime's reporter instead of carrying its own claim and printf
+    (most of a small module's IR, and of LLVM's work on it, was error reporting); an
+    exported library embeds the reporter with internal linkage."""
+    from pixelweave.engine.codegen.llvm import generate_module
+    from pixelweave.engine.codegen.target import data_layout, resolve_target
+
+    spec = resolve_target("host")
+    jit_ir = generate_module(_copy_pipeline(), triple=spec.triple, datalayout=data_layout(spec)).ir
+    assert "declare void @pw_report_error(ptr, ptr, ...)" in jit_ir and "snprintf" not in jit_ir
+    assert jit_ir.count("call void (ptr, ptr, ...) @pw_report_error") >= 8  # NULL, type, dims, host, dim x 2 buffers
+    assert "cmpxchg" not in jit_ir  # the reporter claims the context
+    embedded = generate_module(_copy_pipeline(), triple=spec.triple, datalayout=data_layout(spec), embed_runtime=True)
+    assert "define internal void @pw_report_error(" in embedded.ir
+    assert "define internal ptr @pw_type_name(" in embedded.ir
+
+
 def test_concurrent_failures_keep_their_own_messages() -> None:
     """Each call has its own error context: a message never comes from another call."""
     from concurrent.futures import ThreadPoolExecutor

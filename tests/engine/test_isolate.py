@@ -2,6 +2,7 @@
 compiles, reading what its callees computed, gives the values the whole pipeline gives."""
 
 import numpy as np
+import pytest
 from pixelweave.engine.isolate import OUTPUT_NAME, isolate
 
 import pixelweave as pw
@@ -76,3 +77,50 @@ def test_the_copy_keeps_loop_schedules_but_computes_only_the_box_asked_for():
     out = np.empty((4, 5), np.uint8)
     fn.native({image_arg: window, param_arg: 4}, {OUTPUT_NAME: out}, mins={image_arg: [1, 1], OUTPUT_NAME: [1, 1]})
     np.testing.assert_array_equal(out, image[1:5, 1:6] // 4)
+
+
+def _stencil():
+    x = pw.Var("x")
+    picture = pw.ImageParam(pw.Int(32), 1, "picture")
+    scaled = pw.Func("scaled")  # inline: substituted where the preview asks for it
+    scaled[x] = picture[x] * 3
+    blurred = pw.Func("blurred")
+    blurred[x] = scaled[x - 1] + scaled[x] + scaled[x + 1]
+    blurred.vectorize(x, 8)
+    return picture, scaled, blurred
+
+
+def _run_over(isolated, box, image):
+    """The isolated stage over box (min, extent), reading image over [0, len)."""
+    args = {}
+    for arg, source in isolated.sources.items():
+        args[arg] = (
+            image if source.kind == "image" else {"picture.min.0": 0, "picture.extent.0": len(image)}[source.name]
+        )
+    fn = isolated.pipeline.compile(level="fast")
+    known = {a.name for a in fn.native.arguments}
+    out = np.empty(box[1], np.int32)
+    fn.native({k: v for k, v in args.items() if k in known}, {OUTPUT_NAME: out}, mins={OUTPUT_NAME: [box[0]]})
+    return out
+
+
+def test_unguarded_tails_shift_inwards_and_refuse_a_box_narrower_than_the_vector():
+    picture, scaled, blurred = _stencil()
+    image = (np.arange(40, dtype=np.int32) * 7) % 23
+    expected = 3 * (image[:-2] + image[1:-1] + image[2:])  # blurred over [1, 39)
+    fast = isolate(blurred, guard_tails=False, inline=lambda g: g is scaled)
+    assert [s.tail for s in fast.func.definition().schedule.splits] == [pw.TailStrategy.SHIFT_INWARDS]
+    assert not fast.guarded and isolate(blurred).guarded
+    assert [(s.kind, s.name) for s in fast.sources.values()] == [("image", "picture")]  # scaled was inlined
+    np.testing.assert_array_equal(_run_over(fast, (1, 38), image), expected)  # 38 = 4 vectors + a shifted tail
+    with pytest.raises(pw.RuntimeFailure, match="is read at x = -3, below its minimum 0"):
+        # narrower than one vector: the shifted vector would reach outside; checks refuse it first
+        _run_over(fast, (1, 5), image)
+    np.testing.assert_array_equal(
+        _run_over(isolate(blurred, inline=lambda g: g is scaled), (1, 5), image), expected[:5]
+    )
+
+
+def test_without_inline_the_callee_is_an_input():
+    _, _, blurred = _stencil()
+    assert [(s.kind, s.name) for s in isolate(blurred).sources.values()] == [("func", "scaled")]

@@ -77,3 +77,37 @@ def test_an_empty_document_gets_a_hint_not_a_problem():
     doc.add_node("image_input", "photo", {"sample": "camera.png"}, (0, 0))
     result = inspect_document(doc)
     assert result.message == NO_OUTPUT and result.loops["photo"] == {"out": ["x", "y", "c"]}
+
+
+def test_the_loop_nest_arrives_before_the_later_passes_finish():
+    doc = _chain()
+    seen: list[str] = []
+    result = inspect_document(doc, statement=False, on_loop_nest=seen.append)
+    assert result.ok and seen == [result.loop_nest] and "produce result.out" in seen[0]
+    # unrolling a loop of unknown extent is refused by a pass after the loop nest is made:
+    # the loop nest was shown, and the problem arrives with the result
+    doc.set_schedule("blur", "out", [["compute_root"], ["unroll", "x"]])
+    seen.clear()
+    refused = inspect_document(doc, statement=False, on_loop_nest=seen.append)
+    assert len(seen) == 1 and "produce blur.out" in seen[0]
+    assert refused.problems_of("blur") and refused.loop_nest == ""
+
+
+def test_a_statement_job_is_cancelled_between_passes_and_while_printing():
+    class Stop(Exception):
+        pass
+
+    doc = read_document(EXAMPLES / "unsharp_mask.json")
+    full = inspect_document(doc, statement=True)
+    statements = full.statement.count("\n")
+    for allowed in (3, 12, statements // 2):  # in a lowering pass, then in the printer
+        calls = []
+
+        def check(allowed: int = allowed) -> None:
+            calls.append(1)
+            if len(calls) > allowed:
+                raise Stop
+
+        with pytest.raises(Stop):
+            inspect_document(doc, statement=True, check=check)
+        assert len(calls) == allowed + 1  # stopped at the first check after the limit

@@ -217,3 +217,54 @@ def test_the_inspector_takes_the_loop_nest_of_compiled_code_without_lowering(tmp
     assert lowering_count() == before
     invented = re.compile(r"\bv\d+\b")  # split names the engine numbers as it goes
     assert again.ok and invented.sub("v", again.loop_nest) == invented.sub("v", fresh.loop_nest)
+
+
+def test_funcs_the_fused_pipeline_inlines_are_inlined_within_their_node() -> None:
+    session = _chain()
+    computer = PreviewComputer()
+    compositor = computer.compositor
+    result = computer.compute(session.document, "output", scale=SCALE)
+    graph, _ = compositor.built_graph(session.document, "output")
+    funcs = {f.name(): f for f in pw.Pipeline([graph.nodes["output"].outputs["out"].func]).funcs}
+    # the box blur's boundary condition and its rows are inline in the fused pipeline: no
+    # image of their own, computed inside the kernel of the blur's output
+    assert {n for n, f in funcs.items() if compositor.inlined(f)} == {"box_blur.bounded", "box_blur.rows"}
+    assert compositor.stats.ran == ["image_input.out", "box_blur.out", "gamma.out", "output.out"]
+    funcs["box_blur.rows"].compute_root()  # scheduled at root: an image of its own
+    assert not compositor.inlined(funcs["box_blur.rows"])
+    fused = _fused(session.document, compositor)["output"]
+    np.testing.assert_array_equal(result.array, fused)
+
+
+def test_a_box_narrower_than_a_vector_falls_back_to_guarded_tails() -> None:
+    session = _chain()
+    session.set_schedule("gamma", {"out": [["vectorize", "x", 64]]})
+    computer = PreviewComputer()
+    compositor = computer.compositor
+    image, note = compositor.compute(session.document, "output", scale=64)  # 8x8: narrower than 64 lanes
+    assert image.shape == (8, 8) and "gamma" not in note  # the schedule is still used, with guarded tails
+    session.set_schedule("gamma", {})
+    unscheduled, _ = Compositor().compute(session.document, "output", scale=64)
+    np.testing.assert_array_equal(image, unscheduled)
+
+
+def test_a_computation_cancelled_while_kernels_compile_leaves_a_usable_compositor() -> None:
+    class Stop(Exception):
+        pass
+
+    session = _chain()
+    compositor = Compositor()
+    calls = []
+
+    def check() -> None:
+        calls.append(1)
+        if len(calls) == 3:  # after the first stage ran, while later kernels may still compile
+            raise Stop
+
+    with pytest.raises(Stop):
+        compositor.compute(session.document, "output", scale=SCALE, check=check)
+    before = compositor.stats.compiles + compositor.stats.kernel_hits
+    image, _ = compositor.compute(session.document, "output", scale=SCALE)
+    fresh, _ = Compositor().compute(session.document, "output", scale=SCALE)
+    np.testing.assert_array_equal(image, fresh)
+    assert compositor.stats.runs == len(compositor.stats.ran) and before >= 1
