@@ -199,7 +199,7 @@ def test_case6_bound_of_an_output_smaller_than_the_request_is_a_runtime_failure(
     fn = pw.Pipeline(f).compile(level="fast")
     with pytest.raises(
         RuntimeFailure,
-        match=r"Func `f` is requested or read over \[0, 9\] in x .*outside the bound\(\) "
+        match=r"Func `f` is requested or read over \[0, 9\] in x .*outside the bound\(x, ...\) "
         r"it was given, \[0, 0\]",
     ):
         fn([10], {})
