@@ -24,7 +24,7 @@ def describe_loop(name: str) -> str:
     stage = int(m["stage"])
     func = f"`{m['func']}`"
     internal = _COMPUTED_COPY.match(m["func"])
-    if internal is not None:  # context.py computes an output that other stages read into a copy
-        func = f"`{internal['output']}` (computed as `{m['func']}`, since other stages read it)"
+    if internal is not None:  # an output computed into scratch storage (context.py): the name its author gave
+        func = f"`{internal['output']}`"
     where = f"Func {func}" if stage == 0 else f"update {stage - 1} of Func {func}"
     return f"loop {m['var']} of {where}"

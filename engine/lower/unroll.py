@@ -25,7 +25,8 @@ class _Unroll(StmtMutator):
         extent = as_const_int(s.extent)
         if extent is None:
             raise ScheduleError(
-                f"cannot unroll {describe_loop(s.name)}: its extent {simplify(s.extent)} is not a constant; "
+                f"cannot unroll {describe_loop(s.name)}: its extent (the size of the region "
+                "computed) is not a constant; "
                 "use unroll(var, factor) to split it by a constant first"
             )
         if extent > MAX_UNROLL:

@@ -196,3 +196,21 @@ def test_storage_outside_a_parallel_loop_the_computation_is_inside():
     f.store_root().compute_at(g, y)
     with pytest.raises(ScheduleError, match=r"`f` is stored outside the parallel loop y of `g` \(store_root\(\)\) but computed inside it"):
         pw.Pipeline(g).loop_nest()
+
+
+def test_refusals_about_an_output_that_other_stages_read_use_the_name_its_author_gave():
+    """Such an output is computed into scratch storage under an internal name; refusals
+    show only the names the schedule uses."""
+    x, y = pw.Var("x"), pw.Var("y")
+    g, out, h = pw.Func("g"), pw.Func("out"), pw.Func("h")
+    g[x, y] = x + y
+    out[x, y] = g[x, y] * 2
+    h[x, y] = out[x, y] + out[x + 1, y]
+    out.unroll(x)
+    with pytest.raises(ScheduleError, match=r"^cannot unroll loop x of Func `out`: its extent \(") as unrolled:
+        pw.Pipeline([out, h]).compile(level="fast")
+    out.serial(x)
+    g.compute_at(out, pw.Var("xo"))
+    with pytest.raises(ScheduleError, match=r"`out` has no loop named xo, .*compute_at\(`out`, xo\).*out\.x") as at:
+        pw.Pipeline([out, h]).compile(level="fast")
+    assert "_computed" not in str(unrolled.value) + str(at.value)
