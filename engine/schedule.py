@@ -241,7 +241,7 @@ class Stage:
         for n in (outer_name, inner_name):
             if n != old_dim.name:
                 self._check_new_name(n)
-        if old_dim.for_type != ForType.SERIAL:
+        if old_dim.for_type not in (ForType.SERIAL, ForType.PARALLEL):
             raise ScheduleError(
                 f"cannot split {old_dim.name} in {self.describe()}: it is already {old_dim.for_type.value}; "
                 "split first, then mark the new loops"
@@ -253,9 +253,10 @@ class Stage:
                 bounded=old_dim.bounded,
             )
         )
+        # As in Halide, both loops of a parallel loop's split stay parallel.
         dims[i : i + 1] = [
-            Dim(inner_name, is_rvar=old_dim.is_rvar, bounded=True),
-            Dim(outer_name, is_rvar=old_dim.is_rvar, bounded=old_dim.bounded),
+            Dim(inner_name, old_dim.for_type, is_rvar=old_dim.is_rvar, bounded=True),
+            Dim(outer_name, old_dim.for_type, is_rvar=old_dim.is_rvar, bounded=old_dim.bounded),
         ]
         return self
 
