@@ -36,7 +36,7 @@ HALIDE_RTOL = HALIDE_ATOL = 1e-4
 CHECKED_MARK = "checked access"
 
 
-def _namespace(case: Case) -> dict[str, Any]:
+def namespace(case: Case) -> dict[str, Any]:
     ns: dict[str, Any] = {"__name__": "pixelweave_fuzz_case"}
     exec(compile(render_script(case), f"<fuzz case {case.seed}>", "exec"), ns)
     return ns
@@ -85,9 +85,13 @@ def _same(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> str | None:
 
 
 def run_case(case: Case, with_halide: bool = False) -> dict[str, Any]:
-    """Build, schedule, compile (checked if the case says so), run and compare one case."""
+    """Build, schedule, compile (checked if the case says so), run and compare one case.
+    with_halide: compare the reference with Halide, and for a refused case record whether
+    Halide accepts the same schedule ("halide_schedule": "accepted" or "refused")."""
     start = time.perf_counter()
     result = _run(case, with_halide)
+    if with_halide and result["outcome"] == "refused":
+        result["halide_schedule"] = _halide_schedule_verdict(case)
     result["seconds"] = round(time.perf_counter() - start, 3)
     return result
 
@@ -108,7 +112,7 @@ def _refusal(case: Case, err: Exception, phase: str, funcs: dict[str, Any] | Non
 
 def _run(case: Case, with_halide: bool) -> dict[str, Any]:
     try:
-        ns = _namespace(case)
+        ns = namespace(case)
         outputs, funcs, rdoms, _ = ns["algorithm"](pw)
         inputs = ns["make_inputs"]()
     except pw.PixelweaveError as err:
@@ -143,6 +147,18 @@ def _run(case: Case, with_halide: bool) -> dict[str, Any]:
     if with_halide:
         return _compare_with_halide(ns, case, inputs, ref_list)
     return {"outcome": "ok"}
+
+
+def _halide_schedule_verdict(case: Case) -> str:
+    from pixelweave.engine.fuzz.halide_schedule import run_in_halide
+
+    try:
+        ns = namespace(case)
+        inputs = ns["make_inputs"]()
+    except Exception:
+        return "refused"
+    outputs, _ = run_in_halide(ns, case, inputs)
+    return "refused" if outputs is None else "accepted"
 
 
 def _compare_with_halide(ns: dict[str, Any], case: Case, inputs: dict[str, Any], ref_list: list) -> dict[str, Any]:
