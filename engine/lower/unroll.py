@@ -31,8 +31,8 @@ class _Unroll(StmtMutator):
             )
         if extent > MAX_UNROLL:
             raise ScheduleError(
-                f"refusing to unroll {describe_loop(s.name)} {extent} times (at most {MAX_UNROLL}); unroll it "
-                f"by a factor of at most {MAX_UNROLL} with unroll(var, factor)"
+                f"refusing to unroll {describe_loop(s.name)} {extent} times (at most {MAX_UNROLL}); use "
+                f"unroll(var, factor) with a factor of at most {MAX_UNROLL}"
             )
         copies = [LetStmt(s.name, simplify(s.min + E.Const(Int(32), i)), body) for i in range(extent)]
         return make_block(copies)
