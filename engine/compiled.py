@@ -3,7 +3,9 @@
 It wraps the native code from the backend with the conventions of `realize_reference`:
 `sizes` in Func dimension order, `inputs` by name (falling back to values given with
 `.set()` and Param defaults), outputs as arrays of shape `sizes[::-1]`, or written into
-`out=` arrays, which avoids fresh allocations when a pipeline runs repeatedly.
+`out=` arrays, which avoids fresh allocations when a pipeline runs repeatedly. Like
+Halide's realize, a call that allocates its outputs makes them as large as the schedule
+writes (output_window.py) and returns the requested window.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pixelweave.engine.errors import InputError
+from pixelweave.engine.errors import InputError, RuntimeFailure
 from pixelweave.engine.lower import LoweringResult
 from pixelweave.engine.reference import check_sizes, resolve_inputs
 from pixelweave.engine.runtime.buffer import aligned_empty
@@ -89,8 +91,38 @@ class Compiled:
         for p in self.pipeline.params:
             args[p.name] = params[p.name]
         outputs = self._output_arrays(sizes, out)
-        self.native(args, dict(zip(self.output_names, outputs, strict=True)))
+        try:
+            self.native(args, dict(zip(self.output_names, outputs, strict=True)))
+        except RuntimeFailure as failure:
+            windows = self._written_windows(sizes, params, images)
+            if windows is None:
+                raise
+            if out is not None:
+                raise RuntimeFailure(f"{failure}; {_beyond_out(windows, sizes)}") from None
+            outputs = self._run_over(windows, sizes, args)
         return outputs[0] if len(outputs) == 1 else outputs
+
+    def _written_windows(self, sizes: list[int], params: dict[str, Any], images: dict[str, Any]):
+        """Where the outputs' loops write, when that is beyond the sizes (None otherwise, and
+        for adopted native code, which has no lowering to tell)."""
+        from pixelweave.engine.output_window import written_windows
+
+        lowering = self.lowering
+        if lowering is None or not lowering.output_regions:
+            return None
+        scalars = {name: v for name, v in params.items() if isinstance(v, (int, float, np.integer, np.floating))}
+        return written_windows(lowering.output_regions, sizes, scalars, images)
+
+    def _run_over(self, windows: dict[str, list[tuple[int, int]]], sizes: list[int], args: dict[str, Any]):
+        """Run with each output allocated over its window; return the requested part."""
+        arrays, mins, views = [], {}, []
+        for a in self._outputs:
+            window = windows.get(a.name, [(0, n) for n in sizes[: a.dimensions]])
+            arrays.append(aligned_empty(tuple(e for _, e in reversed(window)), a.type.numpy()))
+            mins[a.name] = [lo for lo, _ in window]
+            views.append(tuple(slice(-lo, -lo + n) for (lo, _), n in reversed(list(zip(window, sizes, strict=False)))))
+        self.native(args, dict(zip(self.output_names, arrays, strict=True)), mins=mins)
+        return [np.ascontiguousarray(array[view]) for array, view in zip(arrays, views, strict=True)]
 
     def _output_arrays(self, sizes: list[int], out: Any) -> list[np.ndarray]:
         shape = tuple(reversed(sizes))
@@ -113,3 +145,16 @@ class Compiled:
 
     def __repr__(self) -> str:
         return f"<Compiled pipeline {self.native.name} ({self.native.level}, {self.native.target.name})>"
+
+
+def _beyond_out(windows: dict[str, list[tuple[int, int]]], sizes: list[int]) -> str:
+    """Why out= arrays of the requested size cannot take the result, and what would."""
+    parts = []
+    for name, window in windows.items():
+        spans = [f"[{lo}, {lo + extent - 1}]" for lo, extent in window]
+        parts.append(f"`{name}` over {' x '.join(spans)}")
+    return (
+        f"its schedule writes {', '.join(parts)}, beyond the size {list(sizes)} of the out= arrays: call it without "
+        "out= (it then allocates outputs over what the schedule writes and returns the requested size), or use "
+        "splits with tail=TailStrategy.GUARD_WITH_IF"
+    )

@@ -215,9 +215,10 @@ class Pipeline:
         self._compiled[(target, code.level, profile, False, self._schedule_signature())] = compiled
         return compiled
 
-    def compile_to_library(self, name: str, directory: str = ".", target: str = "host"):
+    def compile_to_library(self, name: str, directory: str = ".", target: str = "host", checked: bool = False):
         """Write NAME.o, libNAME.so and NAME.h (the C ABI: buffer descriptors, scalar
-        parameters, an int error code and NAME_error_message()) into directory."""
+        parameters, an int error code and NAME_error_message()) into directory; checked=True
+        as in compile()."""
         import re
 
         from pixelweave.engine.lower import deep_recursion, lower
@@ -225,9 +226,11 @@ class Pipeline:
 
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise CompileError(f"library name {name!r} must be a C identifier (letters, digits, underscores)")
+        if checked and target == "opencl":
+            raise CompileError("checked=True is available for CPU targets only, not target='opencl'")
         lowering = lower(self, target if target == "opencl" else "host", name=name)
         with deep_recursion():
-            return export_library(lowering.lowered, name, directory, target)
+            return export_library(lowering.lowered, name, directory, target, checked=checked)
 
     def auto_schedule(self, target: str = "host", method: str = "analytic", **options: Any) -> str:
         """Choose a schedule for every Func automatically (from the `set_estimate`s of the

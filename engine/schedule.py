@@ -196,9 +196,12 @@ class Stage:
         known = ", ".join(d.name for d in reversed(dims))
         if not matches:
             raise ScheduleError(
-                f"{self.describe()} has no dimension named {name}; its loops are (outermost first) {known}"
+                f"{self.describe()} has no dimension named {name}; its loops are (outermost first) {known}: use "
+                "one of these names"
             )
-        raise ScheduleError(f"the name {name} is ambiguous in {self.describe()}: it matches several of {known}")
+        raise ScheduleError(
+            f"the name {name} is ambiguous in {self.describe()}: it matches several of {known}; use the full name"
+        )
 
     def _check_factor(self, factor: Any, what: str) -> int:
         if isinstance(factor, bool) or not isinstance(factor, int):
@@ -223,25 +226,28 @@ class Stage:
     def _check_new_name(self, name: str) -> None:
         for d in self.schedule.dims:
             if d.name == name:
-                raise ScheduleError(f"{self.describe()} already has a dimension named {name}")
+                raise ScheduleError(f"{self.describe()} already has a dimension named {name}; use another name")
 
     # ------------------------------------------------------------------ domain order
     def split(self, old: Any, outer: Any, inner: Any, factor: int, tail: TailStrategy = TailStrategy.AUTO) -> Stage:
         """Split `old` into `outer` * factor + `inner`; inner runs from 0 to factor - 1."""
         factor = self._check_factor(factor, "the split factor")
         if not isinstance(tail, TailStrategy):
-            raise ScheduleError(f"tail must be a TailStrategy, got {tail!r}")
+            raise ScheduleError(f"the tail of a split in {self.describe()} must be a TailStrategy, got {tail!r}")
         i = self._dim_index(old)
         dims = self.schedule.dims
         old_dim = dims[i]
         outer_name = _qualified(old_dim.name, var_name(outer))
         inner_name = _qualified(old_dim.name, var_name(inner))
         if outer_name == inner_name:
-            raise ScheduleError(f"split of {old_dim.name} in {self.describe()} needs two different names")
+            raise ScheduleError(
+                f"split of {old_dim.name} in {self.describe()} needs two different names: use one for the outer "
+                "loop and another for the inner"
+            )
         for n in (outer_name, inner_name):
             if n != old_dim.name:
                 self._check_new_name(n)
-        if old_dim.for_type != ForType.SERIAL:
+        if old_dim.for_type not in (ForType.SERIAL, ForType.PARALLEL):
             raise ScheduleError(
                 f"cannot split {old_dim.name} in {self.describe()}: it is already {old_dim.for_type.value}; "
                 "split first, then mark the new loops"
@@ -253,9 +259,10 @@ class Stage:
                 bounded=old_dim.bounded,
             )
         )
+        # As in Halide, both loops of a parallel loop's split stay parallel.
         dims[i : i + 1] = [
-            Dim(inner_name, is_rvar=old_dim.is_rvar, bounded=True),
-            Dim(outer_name, is_rvar=old_dim.is_rvar, bounded=old_dim.bounded),
+            Dim(inner_name, old_dim.for_type, is_rvar=old_dim.is_rvar, bounded=True),
+            Dim(outer_name, old_dim.for_type, is_rvar=old_dim.is_rvar, bounded=old_dim.bounded),
         ]
         return self
 
@@ -287,12 +294,18 @@ class Stage:
         i, j = self._dim_index(inner), self._dim_index(outer)
         dims = self.schedule.dims
         if j != i + 1:
+            outside = dims[i + 1].name if i + 1 < len(dims) else None
+            legal = f"fuse({dims[i].name}, {outside}, ...)" if outside is not None else f"no fuse of {dims[i].name}"
             raise ScheduleError(
                 f"cannot fuse {dims[i].name} and {dims[j].name} in {self.describe()}: {dims[j].name} must be "
-                f"the loop directly outside {dims[i].name}"
+                f"the loop directly outside {dims[i].name}; legal: {legal}, or reorder first so that "
+                f"{dims[j].name} is directly outside {dims[i].name}"
             )
         if dims[i].is_rvar != dims[j].is_rvar:
-            raise ScheduleError(f"cannot fuse a pure variable with a reduction variable in {self.describe()}")
+            raise ScheduleError(
+                f"cannot fuse a pure variable with a reduction variable in {self.describe()}: fuse two pure "
+                "variables or two reduction variables"
+            )
         name = var_name(fused)
         self._check_new_name(name)
         self.schedule.splits.append(Split("fuse", name, dims[j].name, dims[i].name, is_rvar=dims[i].is_rvar))
@@ -305,7 +318,7 @@ class Stage:
             names = tuple(names[0])
         idx = [self._dim_index(v) for v in names]
         if len(set(idx)) != len(idx):
-            raise ScheduleError(f"reorder in {self.describe()} names a dimension twice")
+            raise ScheduleError(f"reorder in {self.describe()} names a dimension twice; name each loop once")
         dims = self.schedule.dims
         chosen = [dims[i] for i in idx]
         for slot, d in zip(sorted(idx), chosen, strict=True):
@@ -403,7 +416,8 @@ class FuncScheduling:
         n = self.num_update_definitions()
         if not 0 <= i < n:
             raise ScheduleError(
-                f"Func `{self.name()}` has {n} update definition{'s' if n != 1 else ''}, not an update {i}"
+                f"Func `{self.name()}` has {n} update definition{'s' if n != 1 else ''}, not an update {i}; "
+                + (f"legal: update(0) to update({n - 1})" if n else "schedule the Func itself")
             )
         return Stage(self, i + 1)
 
@@ -417,9 +431,15 @@ class FuncScheduling:
         from pixelweave.engine.ir.func import Func
 
         if not isinstance(f, Func):
-            raise ScheduleError(f"compute_at needs a Func and one of its loop variables, got {f!r}")
+            raise ScheduleError(
+                f"compute_at of Func `{self.name()}` needs a Func and one of its loop variables, got {f!r}; use "
+                "compute_at(consumer, var)"
+            )
         if f is self:
-            raise ScheduleError(f"Func `{self.name()}` cannot be computed at one of its own loops")
+            raise ScheduleError(
+                f"Func `{self.name()}` cannot be computed at one of its own loops (compute_at); use compute_root() "
+                "or a loop of a Func that uses it"
+            )
         self._sched().compute_level = LoopLevel.at(f, var)
         return self
 
@@ -443,7 +463,10 @@ class FuncScheduling:
         from pixelweave.engine.ir.func import Func
 
         if not isinstance(f, Func):
-            raise ScheduleError(f"store_at needs a Func and one of its loop variables, got {f!r}")
+            raise ScheduleError(
+                f"store_at of Func `{self.name()}` needs a Func and one of its loop variables, got {f!r}; use "
+                "store_at(consumer, var)"
+            )
         self._sched().store_level = LoopLevel.at(f, var)
         return self
 

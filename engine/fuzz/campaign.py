@@ -45,6 +45,7 @@ class Campaign:
     refusals: Counter = field(default_factory=Counter)
     halide: Counter = field(default_factory=Counter)
     failures: list[dict[str, Any]] = field(default_factory=list)
+    refused_halide_accepts: list[int] = field(default_factory=list)  # seeds of such refusals
     started: float = 0.0
     drawn: int = 0
     in_flight: int = field(default=0, init=False)  # cases handed to workers, not yet counted
@@ -102,6 +103,11 @@ class Campaign:
         self.counts[outcome] += 1
         if outcome == "refused":
             self.refusals[result.get("signature", "")] += 1
+            if result.get("halide_schedule") == "accepted":  # a refusal to look at: Halide computes it
+                self.halide["refused, halide accepts the schedule"] += 1
+                self.refused_halide_accepts.append(request.case.seed)
+            elif result.get("halide_schedule") == "refused":
+                self.halide["refused, halide refuses too"] += 1
         if request.halide:
             self.halide["same" if result.get("halide") == "same" else "refused by halide"] += (
                 1 if outcome == "ok" else 0
@@ -154,6 +160,7 @@ class Campaign:
             "excluded_known_bugs": dict(self.excluded),
             "halide_compared": dict(self.halide),
             "refusal_kinds": dict(self.refusals.most_common(40)),
+            "refused_but_halide_accepts": self.refused_halide_accepts[:100],
             "failure_list": list(self.failures),
         }
 

@@ -3,7 +3,8 @@
 Outcomes: "ok" (compiled output equals the reference), "refused" (a clear PixelweaveError
 naming a Func of the case), and the failures: "wrong" (output differs from the reference),
 "out_of_bounds" (checked mode caught an access outside a buffer), "unclear_refusal" (a
-refusal that names no Func of the case), "internal_error" (any other exception),
+refusal that does not name a Func of the case, the directive at fault and what would be legal),
+"internal_error" (any other exception),
 "reference_error" (the reference evaluator failed where compiled code ran) and
 "halide_mismatch" (the reference differs from Halide on the algorithm). "crash" and "hang"
 are decided by the driver, which sees the worker process die or stall.
@@ -35,7 +36,7 @@ HALIDE_RTOL = HALIDE_ATOL = 1e-4
 CHECKED_MARK = "checked access"
 
 
-def _namespace(case: Case) -> dict[str, Any]:
+def namespace(case: Case) -> dict[str, Any]:
     ns: dict[str, Any] = {"__name__": "pixelweave_fuzz_case"}
     exec(compile(render_script(case), f"<fuzz case {case.seed}>", "exec"), ns)
     return ns
@@ -50,8 +51,26 @@ def signature(message: str) -> str:
     return text[:160]
 
 
-def _names_a_func(message: str, names: set[str]) -> bool:
-    return any(m in names for m in re.findall(r"`([^`]+)`", message))
+DIRECTIVES = re.compile(
+    r"\b(split|tile|fuse|reorder|reorder_storage|vectorize|unroll|parallel|compute_at|store_at|compute_root|"
+    r"store_root|compute_inline|bound|gpu_blocks|gpu_threads|gpu_tile)\b"
+)
+ALTERNATIVES = re.compile(
+    r"\blegal\b|\buse\b|\bgive\b|\bfirst\b|\bremove\b|\bclamp\b|\bor compute\b|\bmust\b|\bonly\b|\bneeds\b"
+)
+
+
+def refusal_gaps(message: str, names: set[str]) -> list[str]:
+    """What a refusal fails to say, of: a Func of the case (in backquotes), the directive at
+    fault and what would be legal instead; [] for a clear refusal."""
+    gaps = []
+    if not any(m in names for m in re.findall(r"`([^`]+)`", message)):
+        gaps.append("no Func of the case")
+    if not DIRECTIVES.search(message):
+        gaps.append("no directive")
+    if not ALTERNATIVES.search(message):
+        gaps.append("nothing about what is legal")
+    return gaps
 
 
 def _same(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> str | None:
@@ -68,26 +87,34 @@ def _same(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> str | None:
 
 
 def run_case(case: Case, with_halide: bool = False) -> dict[str, Any]:
-    """Build, schedule, compile (checked if the case says so), run and compare one case."""
+    """Build, schedule, compile (checked if the case says so), run and compare one case.
+    with_halide: compare the reference with Halide, and for a refused case record whether
+    Halide accepts the same schedule ("halide_schedule": "accepted" or "refused")."""
     start = time.perf_counter()
     result = _run(case, with_halide)
+    if with_halide and result["outcome"] == "refused":
+        result["halide_schedule"] = _halide_schedule_verdict(case)
     result["seconds"] = round(time.perf_counter() - start, 3)
     return result
 
 
 def _refusal(case: Case, err: Exception, phase: str, funcs: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A refusal must name a Func (or input) of the case, in backquotes."""
+    """A refusal must name a Func (or input) of the case in backquotes, the directive at
+    fault and what would be legal."""
     message = f"{type(err).__name__}: {err}"
     if CHECKED_MARK in str(err):
         return {"outcome": "out_of_bounds", "message": message, "phase": phase}
     names = {s.name for s in case.stages} | {"image", "k"} | {f.name() for f in (funcs or {}).values()}
-    outcome = "refused" if _names_a_func(str(err), names) else "unclear_refusal"
+    gaps = refusal_gaps(str(err), names)
+    if gaps:
+        message = f"{message} [unclear: {', '.join(gaps)}]"
+    outcome = "unclear_refusal" if gaps else "refused"
     return {"outcome": outcome, "message": message, "phase": phase, "signature": signature(message)}
 
 
 def _run(case: Case, with_halide: bool) -> dict[str, Any]:
     try:
-        ns = _namespace(case)
+        ns = namespace(case)
         outputs, funcs, rdoms, _ = ns["algorithm"](pw)
         inputs = ns["make_inputs"]()
     except pw.PixelweaveError as err:
@@ -124,6 +151,18 @@ def _run(case: Case, with_halide: bool) -> dict[str, Any]:
     return {"outcome": "ok"}
 
 
+def _halide_schedule_verdict(case: Case) -> str:
+    from pixelweave.engine.fuzz.halide_schedule import run_in_halide
+
+    try:
+        ns = namespace(case)
+        inputs = ns["make_inputs"]()
+    except Exception:
+        return "refused"
+    outputs, _ = run_in_halide(ns, case, inputs)
+    return "refused" if outputs is None else "accepted"
+
+
 def _compare_with_halide(ns: dict[str, Any], case: Case, inputs: dict[str, Any], ref_list: list) -> dict[str, Any]:
     import halide as hl
 
@@ -134,7 +173,7 @@ def _compare_with_halide(ns: dict[str, Any], case: Case, inputs: dict[str, Any],
             handles["k"].set(inputs["k"])
         result = hl.Pipeline(list(outputs)).realize(list(case.sizes))
         buffers = [result] if len(outputs) == 1 else [result[i] for i in range(len(outputs))]
-        theirs = [_requested_window(b, case.sizes) for b in buffers]
+        theirs = [requested_window(b, case.sizes) for b in buffers]
     except Exception as err:
         return {"outcome": "ok", "halide": f"halide refused: {type(err).__name__}: {err}"[:300]}
     for name, a, b in zip(case.outputs, ref_list, theirs, strict=True):
@@ -148,7 +187,7 @@ def _compare_with_halide(ns: dict[str, Any], case: Case, inputs: dict[str, Any],
     return {"outcome": "ok", "halide": "same"}
 
 
-def _requested_window(buffer: Any, sizes: list[int]) -> np.ndarray:
+def requested_window(buffer: Any, sizes: list[int]) -> np.ndarray:
     """The [0, size) window of a Halide output buffer (an output that another output reads
     comes back over everything that was needed, with its own mins)."""
     array = np.asarray(buffer)

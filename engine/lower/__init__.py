@@ -13,7 +13,8 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir.types import Int
@@ -43,6 +44,7 @@ class LoweringResult:
     lowered: LoweredPipeline
     loop_nest: Stmt  # after bounds inference: what the inspector's loop nest shows
     timings: dict[str, float]
+    output_regions: dict[str, list[tuple[Any, Any]]] = field(default_factory=dict)  # see output_window.py
 
 
 def _debug() -> bool:
@@ -160,7 +162,8 @@ def _lower(
     profile_names = [info.name for info in ctx.funcs]
     clear_region_cache()
     clear_simplify_cache()
-    return LoweringResult(LoweredPipeline(name, arguments, stmt, profile_names, strict_float=False), loop_nest, timings)
+    lowered = LoweredPipeline(name, arguments, stmt, profile_names, strict_float=False)
+    return LoweringResult(lowered, loop_nest, timings, ctx.output_regions)
 
 
 def _log(pass_name: str, stmt: Stmt, start: float, timings: dict[str, float]) -> None:

@@ -119,8 +119,8 @@ def _explicit_bound_asserts(info: FuncInfo, consumer_box: Box, bound_box: Box) -
             AssertStmt(
                 simplify(E.And(E.GE(need.lo, have.lo), E.LE(need.hi, have.hi))),
                 f"Func `{info.func.name()}` is {'requested or read' if info.computes_output else 'read'} over "
-                f"[{{}}, {{}}] in {label}, outside the bound() it was given, "
-                "[{}, {}]",
+                f"[{{}}, {{}}] in {label}, outside the bound({v}, ...) it was given, "
+                f"[{{}}, {{}}]; legal: a bound({v}, min, extent) that covers what is read, or no bound() on {v}",
                 (need.lo, need.hi, have.lo, have.hi),
             )
         )

@@ -59,6 +59,7 @@ class LoweringContext:
     params: list[Param] = field(default_factory=list)
     sliding: dict = field(default_factory=dict)
     computed_per_stage: set[str] = field(default_factory=set)  # Funcs computed at several sites
+    output_regions: dict[str, list[tuple[E.Expr, E.Expr]]] = field(default_factory=dict)  # written, per output
     output_names: list[str] = field(
         default_factory=list
     )  # in the order of pipeline.outputs  # Func name -> SlidingInfo, from the sliding window pass

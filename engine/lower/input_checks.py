@@ -52,6 +52,8 @@ def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
         if box is None:
             continue
         dims = len(info.pure_vars)
+        if all(iv.is_bounded() for iv in box):
+            ctx.output_regions[info.name] = [(iv.lo, iv.hi) for iv in box]
         checks += assert_within(
             info.name,
             "output",

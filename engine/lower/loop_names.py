@@ -9,6 +9,12 @@ _LOOP = re.compile(r"^(?P<func>.+?)\.s(?P<stage>\d+)\.(?P<var>.+)$")
 _COMPUTED_COPY = re.compile(r"^(?P<output>.+)_computed_*$")
 
 
+def split_loop_name(name: str) -> tuple[str, int, str] | None:
+    """(Func, stage, var) of a lowered loop name `FUNC.sSTAGE.VAR`; None for other names."""
+    m = _LOOP.match(name)
+    return None if m is None else (m["func"], int(m["stage"]), m["var"])
+
+
 def describe_loop(name: str) -> str:
     """`loop x.xo of Func `f`` or `loop r.x of update 0 of Func `f``; the raw name if it
     does not follow the convention."""
@@ -18,7 +24,7 @@ def describe_loop(name: str) -> str:
     stage = int(m["stage"])
     func = f"`{m['func']}`"
     internal = _COMPUTED_COPY.match(m["func"])
-    if internal is not None:  # context.py computes an output that other stages read into a copy
-        func = f"`{internal['output']}` (computed as `{m['func']}`, since other stages read it)"
+    if internal is not None:  # an output computed into scratch storage (context.py): the name its author gave
+        func = f"`{internal['output']}`"
     where = f"Func {func}" if stage == 0 else f"update {stage - 1} of Func {func}"
     return f"loop {m['var']} of {where}"

@@ -56,7 +56,7 @@ def build_stage(info: FuncInfo, k: int) -> Stmt:
         lo, hi = region_min(info.name, k, v), region_max(info.name, k, v)
         bounds[v] = (lo, simplify(hi - lo + 1))
     lets: list[tuple[str, E.Expr]] = []  # in split order: the first split's let is innermost
-    guards: list[E.Expr] = []
+    guards: dict[str, E.Expr] = {}  # GuardWithIf: split variable -> its condition
     for split in sched.splits:
         _apply_split(split, bounds, lets, guards, k, split.is_rvar or split.old in is_rvar)
     # The innermost statement: the definition with variables renamed to loop names.
@@ -64,12 +64,13 @@ def build_stage(info: FuncInfo, k: int) -> Stmt:
     value = substitute(d.value, renames)
     args = tuple(substitute(a, renames) for a in d.args)
     body: Stmt = Provide(info.name, value, args)
-    conditions = [_prefixed(g, prefix, bounds) for g in guards]
     if d.predicate is not None:
-        conditions.append(substitute(d.predicate, renames))
-    for cond in conditions:
-        body = IfThenElse(cond, body)
+        body = IfThenElse(substitute(d.predicate, renames), body)
+    # Each guard goes just inside the let of the variable it tests, outside the lets
+    # computed from that variable, so interval analysis (region.py) sees them narrowed too.
     for name, value_expr in lets:
+        if name in guards:
+            body = IfThenElse(_prefixed(guards[name], prefix, bounds), body)
         body = LetStmt(prefix + name, _prefixed(value_expr, prefix, bounds), body)
     for dim in sched.dims:  # innermost first
         lo, extent = bounds[dim.name]
@@ -114,7 +115,7 @@ def _apply_split(split: Split, bounds: dict, lets: list, guards: list, stage: in
         else:
             value = simplify(old_min + outer * factor + inner)
             if tail == TailStrategy.GUARD_WITH_IF:
-                guards.append(E.LT(loop_var(split.old), simplify(old_min + old_extent)))
+                guards[split.old] = E.LT(loop_var(split.old), simplify(old_min + old_extent))
         lets.append((split.old, value))
     elif split.kind == "fuse":
         inner_min, inner_extent = bounds[split.inner]

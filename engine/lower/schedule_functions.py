@@ -11,6 +11,7 @@ from __future__ import annotations
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.lower.context import FuncInfo, LoweringContext
+from pixelweave.engine.lower.loop_names import split_loop_name
 from pixelweave.engine.lower.loop_synthesis import build_produce
 from pixelweave.engine.lower.region import names_used
 from pixelweave.engine.schedule import LoopLevel, last_part
@@ -37,14 +38,17 @@ def _user_names(ctx: LoweringContext, message: str) -> str:
     return message
 
 
-def _loop_names(ctx: LoweringContext, level: LoopLevel, user: str) -> list[str]:
+def _loop_names(ctx: LoweringContext, level: LoopLevel, user: str, verb: str) -> list[str]:
     """The loops a compute_at/store_at level may mean, e.g. (g, x) -> ['g.s0.x', 'g.s1.x']."""
+    directive = f"{verb}(`{level.func.name()}`, {level.var})"
     try:
         g = ctx.info(level.func)
     except KeyError:
         raise ScheduleError(
-            f"Func `{user}` is scheduled at a loop of `{level.func.name()}`, but `{level.func.name()}` is "
-            "computed inline and has no loops; give it compute_root() or compute_at() first"
+            f"Func `{user}` is scheduled at a loop of `{level.func.name()}` ({directive}), but "
+            f"`{level.func.name()}` is computed inline and has no loops; give `{level.func.name()}` "
+            "compute_root() or compute_at() first, or use compute_root() for "
+            f"`{user}`"
         ) from None
     candidates = []
     for k, stage in enumerate(g.stages):
@@ -54,8 +58,8 @@ def _loop_names(ctx: LoweringContext, level: LoopLevel, user: str) -> list[str]:
     if not candidates:
         loops = sorted({f"{g.name}.{d.name}" for s in g.stages for d in s.schedule.dims})
         raise ScheduleError(
-            f"`{g.name}` has no loop named {level.var}, so Func `{user}` cannot be computed or stored there; "
-            f"its loops are {', '.join(loops)}"
+            f"`{g.name}` has no loop named {level.var}, so Func `{user}` cannot be computed or stored there "
+            f"({directive}); its loops are {', '.join(loops)}"
         )
     return candidates
 
@@ -99,9 +103,41 @@ def legal_levels(stmt: Stmt, name: str) -> list[str]:
     return common
 
 
-def _user_level(loop: str) -> str:
-    func, _, rest = loop.partition(".s")
-    return f"{func}.{rest.partition('.')[2]}"
+def _written_var(ctx: LoweringContext, func: str, var: str) -> str:
+    """The name a directive gives a loop: its last part (`xo` of `x.xo`, as the person wrote
+    it) where that names one loop of the Func, else its full name."""
+    try:
+        info = ctx.by_name(func)
+    except KeyError:
+        return var
+    short = last_part(var)
+    names = {d.name for stage in info.stages for d in stage.schedule.dims}
+    return short if sum(last_part(n) == short for n in names) == 1 else var
+
+
+def _at(ctx: LoweringContext, loop: str, verb: str) -> str:
+    """The directive that places a Func at a lowered loop, e.g. compute_at(`g`, xo)."""
+    parts = split_loop_name(loop)
+    if parts is None:
+        return f"{verb}({loop})"
+    func, _, var = parts
+    return f"{verb}(`{func}`, {_written_var(ctx, func, var)})"
+
+
+def _loop(ctx: LoweringContext, loop: str) -> str:
+    """A lowered loop in the schedule's terms, e.g. loop xo of `g`."""
+    parts = split_loop_name(loop)
+    if parts is None:
+        return f"loop {loop}"
+    func, _, var = parts
+    return f"loop {_written_var(ctx, func, var)} of `{func}`"
+
+
+def _choices(ctx: LoweringContext, loops: list[str], verb: str, root: bool = True) -> str:
+    """The legal directives of one kind, each once: compute_root(), compute_at(`g`, y), ..."""
+    items = [f"{verb.split('_')[0]}_root()"] if root else []
+    items += [_at(ctx, loop, verb) for loop in loops]
+    return ", ".join(dict.fromkeys(items))
 
 
 def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
@@ -110,36 +146,37 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
         return make_block([produce, ProducerConsumer(info.name, False, stmt)])
     compute = info.compute_level()
     legal = legal_levels(stmt, info.name)
-    legal_text = ", ".join(["root", *(_user_level(n) for n in legal)])
     compute_loop = None
     if compute.kind == "at":
-        candidates = _loop_names(ctx, compute, info.name)
+        candidates = _loop_names(ctx, compute, info.name, "compute_at")
         usable = [c for c in candidates if c in legal]
         if not usable:
             sites = _compute_sites(stmt, info.name, candidates)
             if sites is None:
                 raise ScheduleError(
-                    f"Func `{info.name}` cannot be computed at {_user_level(candidates[0])}: that loop does not "
-                    f"enclose every use of `{info.name}`; legal compute_at levels for {info.name} are: {legal_text}"
+                    f"Func `{info.name}` cannot be computed at {_loop(ctx, candidates[0])} "
+                    f"({_at(ctx, candidates[0], 'compute_at')}): that loop does not enclose every use of "
+                    f"`{info.name}`; legal compute levels for `{info.name}` are: "
+                    f"{_choices(ctx, legal, 'compute_at')}"
                 )
             return _inject_at_every_site(ctx, info, stmt, produce, sites)
         compute_loop = usable[0]
     explicit_store = info.schedule.store_level
     store_loop = None
     if explicit_store is not None and explicit_store.kind == "at":
-        candidates = _loop_names(ctx, explicit_store, info.name)
+        candidates = _loop_names(ctx, explicit_store, info.name, "store_at")
         allowed = legal[: legal.index(compute_loop) + 1] if compute_loop is not None else []
         usable = [c for c in candidates if c in allowed]
         if not usable:
-            where = "at the root" if compute_loop is None else f"at {_user_level(compute_loop)}"
-            options = ", ".join(["root", *(_user_level(n) for n in allowed)])
+            where = "at the root" if compute_loop is None else f"at {_loop(ctx, compute_loop)}"
             raise ScheduleError(
-                f"Func `{info.name}` is stored at {_user_level(candidates[0])}, which is not at or outside "
-                f"where it is computed ({where}); legal store_at levels for {info.name} are: {options}"
+                f"Func `{info.name}` cannot be stored at {_loop(ctx, candidates[0])} "
+                f"({_at(ctx, candidates[0], 'store_at')}): that is not at or outside where it is computed "
+                f"({where}); legal store levels for `{info.name}` are: {_choices(ctx, allowed, 'store_at')}"
             )
         store_loop = usable[0]
     if compute_loop is not None and (explicit_store is not None and not explicit_store.is_inline()):
-        _check_no_shared_storage(info.name, stmt, legal, store_loop, compute_loop)
+        _check_no_shared_storage(ctx, info.name, stmt, legal, store_loop, compute_loop)
     # store_root() of a Func computed at the root is redundant but legal: it is stored
     # where it is computed.
     store_root = explicit_store is not None and explicit_store.is_root() and compute_loop is not None
@@ -182,16 +219,17 @@ def _inject_at_every_site(ctx: LoweringContext, info: FuncInfo, stmt: Stmt, prod
     paths = _uses(stmt, info.name)
     store_loops: set[str] = set()
     if store is not None and store.kind == "at":
-        candidates = _loop_names(ctx, store, info.name)
+        candidates = _loop_names(ctx, store, info.name, "store_at")
         for path in paths:
             site = next(c for c in path if c in sites)
             outside = [c for c in candidates if c in path[: path.index(site) + 1]]
             if not outside:
-                where = _user_level(min(sites))
+                where = _loop(ctx, min(sites))
                 raise ScheduleError(
-                    f"Func `{info.name}` is stored at {_user_level(candidates[0])}, which is not at or outside where "
-                    f"it is computed ({where}, in each loop of that name that uses it); legal store_at levels for "
-                    f"{info.name} are: root, {where} or a loop of the same consumer outside {where}"
+                    f"Func `{info.name}` cannot be stored at {_loop(ctx, candidates[0])} "
+                    f"({_at(ctx, candidates[0], 'store_at')}): that is not at or outside where it is computed "
+                    f"({where}, in each loop of that name that uses it); legal store levels for `{info.name}` are: "
+                    f"store_root(), {_at(ctx, min(sites), 'store_at')} or a loop of the same consumer outside it"
                 )
             store_loops.add(outside[0])
         store_loops -= sites
@@ -202,7 +240,7 @@ def _inject_at_every_site(ctx: LoweringContext, info: FuncInfo, stmt: Stmt, prod
         for path in paths:
             site = next(c for c in path if c in sites)
             store_at = next((c for c in path if c in store_loops), None)
-            _check_no_shared_storage(info.name, stmt, path, store_at, site)
+            _check_no_shared_storage(ctx, info.name, stmt, path, store_at, site)
 
     def compute_block(body: Stmt) -> Stmt:
         block = make_block([produce, ProducerConsumer(info.name, False, body)])
@@ -222,7 +260,7 @@ _SHARING_LOOPS = (ForType.PARALLEL, ForType.VECTORIZED, ForType.GPU_BLOCK)
 
 
 def _check_no_shared_storage(
-    name: str, stmt: Stmt, legal: list[str], store_loop: str | None, compute_loop: str
+    ctx: LoweringContext, name: str, stmt: Stmt, legal: list[str], store_loop: str | None, compute_loop: str
 ) -> None:
     """Refuse, as Halide does, storage outside a parallel (vectorized, GPU block) loop that
     the computation is inside: its iterations would share one buffer and race."""
@@ -234,11 +272,12 @@ def _check_no_shared_storage(
         return
     loop = sharing[-1]
     kind = "parallel" if for_types[loop] == ForType.PARALLEL else for_types[loop].value
-    options = ", ".join(_user_level(n) for n in legal[legal.index(loop) : legal.index(compute_loop) + 1])
+    options = _choices(ctx, legal[legal.index(loop) : legal.index(compute_loop) + 1], "store_at", root=False)
+    stored = "store_root()" if store_loop is None else _at(ctx, store_loop, "store_at")
     raise ScheduleError(
-        f"Func `{name}` is stored outside the {kind} loop {_user_level(loop)} but computed inside it, so its "
-        f"iterations would share one buffer (a race); legal store_at levels for {name} computed at "
-        f"{_user_level(compute_loop)} are: {options} (or compute it outside {_user_level(loop)})"
+        f"Func `{name}` is stored outside the {kind} {_loop(ctx, loop)} ({stored}) but computed inside it "
+        f"({_at(ctx, compute_loop, 'compute_at')}), so its iterations would share one buffer (a race); legal store "
+        f"levels for `{name}` computed there are: {options} (or compute it outside {_loop(ctx, loop)})"
     )
 
 

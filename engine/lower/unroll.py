@@ -25,13 +25,14 @@ class _Unroll(StmtMutator):
         extent = as_const_int(s.extent)
         if extent is None:
             raise ScheduleError(
-                f"cannot unroll {describe_loop(s.name)}: its extent {simplify(s.extent)} is not a constant; "
+                f"cannot unroll {describe_loop(s.name)}: its extent (the size of the region "
+                "computed) is not a constant; "
                 "use unroll(var, factor) to split it by a constant first"
             )
         if extent > MAX_UNROLL:
             raise ScheduleError(
-                f"refusing to unroll {describe_loop(s.name)} {extent} times (at most {MAX_UNROLL}); unroll it "
-                f"by a factor of at most {MAX_UNROLL} with unroll(var, factor)"
+                f"refusing to unroll {describe_loop(s.name)} {extent} times (at most {MAX_UNROLL}); use "
+                f"unroll(var, factor) with a factor of at most {MAX_UNROLL}"
             )
         copies = [LetStmt(s.name, simplify(s.min + E.Const(Int(32), i)), body) for i in range(extent)]
         return make_block(copies)

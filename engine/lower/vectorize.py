@@ -47,7 +47,8 @@ class _VectorizeLoops(StmtMutator):
         lanes = as_const_int(s.extent)
         if lanes is None:
             raise ScheduleError(
-                f"cannot vectorize {describe_loop(s.name)}: its extent {simplify(s.extent)} is not a constant; "
+                f"cannot vectorize {describe_loop(s.name)}: its extent (the size of the region "
+                "computed) is not a constant; "
                 "use vectorize(var, width) to split it by a constant width first"
             )
         if lanes == 1:

@@ -58,11 +58,15 @@ def export_library(
     target: str = "host",
     *,
     level: str = "full",
+    checked: bool = False,
 ) -> ExportedLibrary:
     """Write NAME.o (position independent), libNAME.so (linked with the system `cc`) and
     NAME.h into directory. The entry point is called NAME (default: the pipeline's name).
     target "host" uses every feature of this CPU; "x86-64", "x86-64-v3" (AVX2) and
-    "x86-64-v4" (AVX-512) run on any machine of that level."""
+    "x86-64-v4" (AVX-512) run on any machine of that level. checked=True tests every load
+    and store index against its buffer: a violation makes the call return
+    PW_ASSERTION_FAILED with NAME_error_message() naming the buffer and the index (slower:
+    for testing a schedule in the program that will use it)."""
     name = name or lowered.name
     if name != lowered.name:
         lowered = dataclasses.replace(lowered, name=name)
@@ -70,7 +74,7 @@ def export_library(
     directory.mkdir(parents=True, exist_ok=True)
     spec = resolve_target(target)
     module = generate_module(
-        lowered, triple=spec.triple, datalayout=data_layout(spec), profile=False, embed_runtime=True
+        lowered, triple=spec.triple, datalayout=data_layout(spec), profile=False, embed_runtime=True, checked=checked
     )
     obj = compile_ir_to_object(module.ir, spec, level, pic=True, jit=False).data
     object_path = directory / f"{name}.o"

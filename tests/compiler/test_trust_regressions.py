@@ -106,7 +106,7 @@ def test_case3_refusals_name_the_output_not_its_scratch_storage():
     out[x, y] = g[x, y] + g[x, y + 1]
     out.split(x, xo, xi, 8, pw.TailStrategy.RoundUp)
     g.compute_at(out, xo).store_at(out, xi)
-    with pytest.raises(ScheduleError, match=r"Func `g` is stored at out.x.xi, which is not at or outside") as err:
+    with pytest.raises(ScheduleError, match=r"Func `g` cannot be stored at loop xi of `out` \(store_at\(`out`, xi\)\): that is not at or outside") as err:
         pw.Pipeline(out).compile(level="fast")
     assert "computed" not in str(err.value).split("legal")[1]
 
@@ -173,14 +173,14 @@ def test_case5_storage_shared_by_the_iterations_of_a_parallel_loop_is_refused():
     h.store_at(out, y).compute_at(out, x)
     with pytest.raises(
         ScheduleError,
-        match=r"Func `h` is stored outside the parallel loop out.x but computed inside it.*legal store_at levels "
-        r"for h computed at out.x are: out.x",
+        match=r"Func `h` is stored outside the parallel loop x of `out` \(store_at\(`out`, y\)\) but computed "
+        r"inside it \(compute_at\(`out`, x\)\).*legal store levels for `h` computed there are: store_at\(`out`, x\)",
     ):
         pw.Pipeline(out).compile(level="fast")
     h, out, x, y = _sliding_pair()
     out.parallel(y)
     h.store_root().compute_at(out, x)
-    with pytest.raises(ScheduleError, match=r"stored outside the parallel loop out.y .* are: out.y, out.x"):
+    with pytest.raises(ScheduleError, match=r"outside the parallel loop y of `out` .* are: store_at\(`out`, y\), store_at\(`out`, x\)"):
         pw.Pipeline(out).compile(level="fast")
 
 
@@ -199,7 +199,7 @@ def test_case6_bound_of_an_output_smaller_than_the_request_is_a_runtime_failure(
     fn = pw.Pipeline(f).compile(level="fast")
     with pytest.raises(
         RuntimeFailure,
-        match=r"Func `f` is requested or read over \[0, 9\] in x .*outside the bound\(\) "
+        match=r"Func `f` is requested or read over \[0, 9\] in x .*outside the bound\(x, ...\) "
         r"it was given, \[0, 0\]",
     ):
         fn([10], {})
@@ -286,8 +286,9 @@ def test_case9_storage_inside_the_per_stage_copies_is_refused_clearly():
     g.compute_at(f, y).store_at(f, x)
     with pytest.raises(
         ScheduleError,
-        match=r"Func `g` is stored at f.x, which is not at or outside where it is computed \(f.y, in each loop of that "
-        r"name that uses it\); legal store_at levels for g are: root, f.y or a loop of the same consumer outside f.y",
+        match=r"Func `g` cannot be stored at loop x of `f` \(store_at\(`f`, x\)\): that is not at or outside where it "
+        r"is computed \(loop y of `f`, in each loop of that name that uses it\); legal store levels for `g` are: "
+        r"store_root\(\), store_at\(`f`, y\) or a loop of the same consumer outside it",
     ):
         pw.Pipeline(f).compile(level="fast")
 

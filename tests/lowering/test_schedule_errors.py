@@ -21,7 +21,8 @@ def two_stage():
 def test_compute_at_a_loop_the_consumer_does_not_have():
     f, g, x, y = two_stage()
     f.compute_at(g, pw.Var("z"))
-    with pytest.raises(ScheduleError, match=r"`g` has no loop named z.*its loops are g\.x, g\.y"):
+    with pytest.raises(ScheduleError, match=r"`g` has no loop named z, so Func `f` cannot be computed or stored there \(compute_at\(`g`, z\)\); "
+        r"its loops are g\.x, g\.y"):
         pw.Pipeline(g).loop_nest()
 
 
@@ -34,7 +35,8 @@ def test_compute_at_a_func_that_does_not_use_it():
     h[x] = g[x] + f[x]
     f.compute_at(g, x)
     g.compute_root()
-    with pytest.raises(ScheduleError, match=r"legal compute_at levels for f are: root"):
+    with pytest.raises(ScheduleError, match=r"Func `f` cannot be computed at loop x of `g` \(compute_at\(`g`, x\)\): that loop does not "
+        r"enclose every use of `f`; legal compute levels for `f` are: compute_root\(\)$"):
         pw.Pipeline(h).loop_nest()
 
 
@@ -42,7 +44,8 @@ def test_storage_inside_computation():
     f, g, x, y = two_stage()
     f.compute_at(g, y).store_at(g, x)
     with pytest.raises(
-        ScheduleError, match=r"stored at g\.x, which is not at or outside where it is computed.*root, g\.y"
+        ScheduleError, match=r"Func `f` cannot be stored at loop x of `g` \(store_at\(`g`, x\)\): that is not at or outside where "
+        r"it is computed \(at loop y of `g`\); legal store levels for `f` are: store_root\(\), store_at\(`g`, y\)$"
     ):
         pw.Pipeline(g).loop_nest()
 
@@ -191,5 +194,23 @@ def test_storage_outside_a_parallel_loop_the_computation_is_inside():
     f, g, x, y = two_stage()
     g.parallel(y)
     f.store_root().compute_at(g, y)
-    with pytest.raises(ScheduleError, match=r"`f` is stored outside the parallel loop g\.y but computed inside it"):
+    with pytest.raises(ScheduleError, match=r"`f` is stored outside the parallel loop y of `g` \(store_root\(\)\) but computed inside it"):
         pw.Pipeline(g).loop_nest()
+
+
+def test_refusals_about_an_output_that_other_stages_read_use_the_name_its_author_gave():
+    """Such an output is computed into scratch storage under an internal name; refusals
+    show only the names the schedule uses."""
+    x, y = pw.Var("x"), pw.Var("y")
+    g, out, h = pw.Func("g"), pw.Func("out"), pw.Func("h")
+    g[x, y] = x + y
+    out[x, y] = g[x, y] * 2
+    h[x, y] = out[x, y] + out[x + 1, y]
+    out.unroll(x)
+    with pytest.raises(ScheduleError, match=r"^cannot unroll loop x of Func `out`: its extent \(") as unrolled:
+        pw.Pipeline([out, h]).compile(level="fast")
+    out.serial(x)
+    g.compute_at(out, pw.Var("xo"))
+    with pytest.raises(ScheduleError, match=r"`out` has no loop named xo, .*compute_at\(`out`, xo\).*out\.x") as at:
+        pw.Pipeline([out, h]).compile(level="fast")
+    assert "_computed" not in str(unrolled.value) + str(at.value)

@@ -140,8 +140,8 @@ def test_engine_refusal_includes_its_message(samples):
 
 
 def test_split_of_a_marked_loop_is_refused(samples):
-    (problem,) = _problems(samples, out={"out": [["parallel", "y"], ["split", "y", "yo", "yi", 4]]})
-    assert "directive 2" in problem and "already parallel" in problem
+    (problem,) = _problems(samples, out={"out": [["vectorize", "x"], ["split", "x", "xo", "xi", 4]]})
+    assert "directive 2" in problem and "already vectorized" in problem
 
 
 def test_update_of_a_pure_func_is_refused(samples):

@@ -1,0 +1,82 @@
+"""A fuzz case's schedule applied to the same pipeline built with Halide (`import halide`),
+to learn whether Halide accepts a schedule that Pixelweave refuses, and what it computes.
+
+The case's directives name loops as Pixelweave's do (a split's new loops by the names
+given, RVars as `r.x`); Halide resolves names the same way (by the last part of a loop's
+name), so each directive maps to the Halide call of the same name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pixelweave.engine.fuzz.cases import Case, Directive
+
+TAILS = {
+    "AUTO": "Auto",
+    "ROUND_UP": "RoundUp",
+    "GUARD_WITH_IF": "GuardWithIf",
+    "SHIFT_INWARDS": "ShiftInwards",
+}
+
+
+def _loop(hl: Any, rdoms: dict[str, Any], func: str, name: Any) -> Any:
+    if isinstance(name, str) and name.startswith("r."):
+        return getattr(rdoms[func], name[2:])
+    return hl.Var(name) if isinstance(name, str) else name
+
+
+def apply_directive(hl: Any, funcs: dict[str, Any], rdoms: dict[str, Any], d: Directive) -> None:
+    """Apply one directive to the Halide Funcs of a case (raises what Halide raises)."""
+    f = funcs[d.func]
+    stage = f if d.stage == 0 else f.update(d.stage - 1)
+
+    def v(a: Any) -> Any:
+        return _loop(hl, rdoms, d.func, a)
+
+    args = d.args
+    if d.kind == "split":
+        old, outer, inner, factor, tail = args
+        stage.split(v(old), v(outer), v(inner), factor, getattr(hl.TailStrategy, TAILS[tail]))
+    elif d.kind == "tile":
+        x, y, xo, yo, xi, yi, fx, fy, tail = args
+        stage.tile(v(x), v(y), v(xo), v(yo), v(xi), v(yi), fx, fy, getattr(hl.TailStrategy, TAILS[tail]))
+    elif d.kind == "fuse":
+        stage.fuse(v(args[0]), v(args[1]), v(args[2]))
+    elif d.kind == "reorder":
+        stage.reorder(*[v(a) for a in args])
+    elif d.kind in ("vectorize", "unroll"):
+        getattr(stage, d.kind)(*[v(args[0]), *args[1:]])
+    elif d.kind == "parallel":
+        stage.parallel(v(args[0]))
+    elif d.kind in ("compute_root", "store_root"):
+        getattr(f, d.kind)()
+    elif d.kind in ("compute_at", "store_at"):
+        getattr(f, d.kind)(funcs[args[0]], hl.Var(args[1]))
+    elif d.kind == "bound":
+        f.bound(hl.Var(args[0]), args[1], args[2])
+    elif d.kind == "reorder_storage":
+        f.reorder_storage(*[hl.Var(a) for a in args])
+    else:
+        raise ValueError(f"no Halide mapping for directive {d.kind}")
+
+
+def run_in_halide(ns: dict[str, Any], case: Case, inputs: dict[str, Any]) -> tuple[list[np.ndarray] | None, str]:
+    """Build the case's algorithm with Halide, apply its schedule and realize it: (the
+    requested window of each output, "") or (None, Halide's error)."""
+    import halide as hl
+    from pixelweave.engine.fuzz.execute import requested_window
+
+    try:
+        outputs, funcs, rdoms, handles = ns["algorithm"](hl)
+        for d in case.directives:
+            apply_directive(hl, funcs, rdoms, d)
+        handles["image"].set(hl.Buffer(np.ascontiguousarray(inputs["image"])))
+        if "k" in inputs:
+            handles["k"].set(inputs["k"])
+        result = hl.Pipeline(list(outputs)).realize(list(case.sizes))
+        buffers = [result] if len(outputs) == 1 else [result[i] for i in range(len(outputs))]
+        return [requested_window(b, case.sizes) for b in buffers], ""
+    except Exception as err:  # Halide raises RuntimeError/ValueError for refused schedules
+        return None, f"{type(err).__name__}: {err}"
