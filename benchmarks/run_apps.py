@@ -96,28 +96,46 @@ def median_ms(fn: Callable[[], object], runs: int) -> float:
     return statistics.median(times) * 1000
 
 
-def alternating_ms(ours: Callable[[], object], theirs: Callable[[], object], runs: int) -> dict[str, float]:
+def alternating_ms(
+    ours: Callable[[], object],
+    theirs: Callable[[], object],
+    runs: int,
+    unpartitioned: Callable[[], object] | None = None,
+) -> dict[str, float]:
     """Median wall and process CPU time (all threads) of each, runs alternating, so that
-    both see the same load from other processes on a shared machine. Also the spread of
-    the wall times (max / min), a measure of the noise."""
-    wall: list[list[float]] = [[], []]
-    cpu: list[list[float]] = [[], []]
-    for fn in (ours, theirs):
+    all see the same load from other processes on a shared machine. Also the spread of
+    the wall times (max / min), a measure of the noise. `unpartitioned` (optional) is
+    Pixelweave with loop partitioning switched off, timed in the same rotation."""
+    fns = [ours, theirs] + ([unpartitioned] if unpartitioned else [])
+    wall: list[list[float]] = [[] for _ in fns]
+    cpu: list[list[float]] = [[] for _ in fns]
+    for fn in fns:
         fn()
         fn()
     for _ in range(runs):
-        for k, fn in enumerate((ours, theirs)):
+        for k, fn in enumerate(fns):
             start_cpu, start = time.process_time(), time.perf_counter()
             fn()
             wall[k].append(time.perf_counter() - start)
             cpu[k].append(time.process_time() - start_cpu)
-    return {
+    out = {
         "pw_wall": statistics.median(wall[0]) * 1000,
         "hl_wall": statistics.median(wall[1]) * 1000,
         "pw_cpu": statistics.median(cpu[0]) * 1000,
         "hl_cpu": statistics.median(cpu[1]) * 1000,
         "spread": max(max(w) / min(w) for w in wall),
     }
+    if unpartitioned:
+        out["unpartitioned_wall"] = statistics.median(wall[2]) * 1000
+    return out
+
+
+def never_partition(pipeline_funcs: list) -> None:
+    """Partition.Never on every loop of every stage: Pixelweave without loop partitioning."""
+    for f in pipeline_funcs:
+        f.never_partition_all()
+        for k in range(f.num_update_definitions()):
+            f.update(k).never_partition_all()
 
 
 def bandwidth_bound_ms(compulsory_bytes: int, runs: int, threads: int) -> float:
@@ -146,7 +164,7 @@ def check_agreement(case: Case, ours: np.ndarray, theirs: np.ndarray) -> None:
         raise AssertionError(f"{case.name}: {off.sum()} of {off.size} values differ, up to {diff.max()}")
 
 
-def run(runs: int, only: set[str] | None = None) -> list[dict]:
+def run(runs: int, only: set[str] | None = None, partition_effect: bool = False) -> list[dict]:
     import halide as hl
 
     import pixelweave as pw
@@ -178,7 +196,15 @@ def run(runs: int, only: set[str] | None = None) -> list[dict]:
 
         run_ours = lambda fn=fn, case=case, ours=ours: fn(case.sizes, case.inputs, out=ours)  # noqa: E731
         run_theirs = lambda out_hl=out_hl, theirs=theirs: out_hl.realize(theirs)  # noqa: E731
-        times = alternating_ms(run_ours, run_theirs, runs)
+        run_unpartitioned = None
+        if partition_effect:
+            out_np, _ = case.build(pw)
+            plain = pw.Pipeline(out_np)
+            never_partition(plain.funcs)
+            fn_np = plain.compile(level="full")
+            ours_np = aligned_empty(case.sizes[::-1], case.dtype)
+            run_unpartitioned = lambda fn=fn_np, case=case, out=ours_np: fn(case.sizes, case.inputs, out=out)  # noqa: E731
+        times = alternating_ms(run_ours, run_theirs, runs, run_unpartitioned)
         compulsory = ours.nbytes + sum(v.nbytes for v in case.inputs.values() if isinstance(v, np.ndarray))
         row = {
             "name": case.name,
@@ -208,6 +234,7 @@ def table(rows: list[dict]) -> str:
             f"{r['pw_wall'] / r['hl_wall']:.2f} | {r['pw_cpu'] / r['hl_cpu']:.2f} | {r['bound']:.2f} ms | "
             f"{r['pw_wall'] / r['bound']:.1f} | {np_ms} | {cv} | "
             f"{r['pw_compile']:.0f} ms / {r['hl_compile']:.0f} ms | {r['spread']:.2f} |"
+            + (f" {r['unpartitioned_wall'] / r['pw_wall']:.2f} |" if "unpartitioned_wall" in r else "")
         )
     return "\n".join(lines)
 
@@ -217,6 +244,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10, help="timed runs per implementation")
     parser.add_argument("--threads", type=int, default=None, help="threads for both compilers")
     parser.add_argument("--only", default="", help="comma-separated pipeline names (default: all)")
+    parser.add_argument(
+        "--partition-effect",
+        action="store_true",
+        help="also time Pixelweave with loop partitioning off (last column: its time / partitioned time)",
+    )
     args = parser.parse_args()
     if args.threads:
         os.environ["PIXELWEAVE_NUM_THREADS"] = str(args.threads)
@@ -225,7 +257,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         # a fresh compile cache: the compile times are real, and no object from an older compiler is run
         os.environ["PIXELWEAVE_CACHE_DIR"] = cache
-        print(table(run(args.runs, only)))
+        rows = run(args.runs, only, args.partition_effect)
+        text = table(rows)
+        if args.partition_effect:
+            first, second, *rest = text.splitlines()
+            text = "\n".join([first + " unpartitioned / partitioned (wall) |", second + " --- |", *rest])
+        print(text)
 
 
 if __name__ == "__main__":
