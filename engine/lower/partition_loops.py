@@ -33,7 +33,7 @@ from pixelweave.engine.ir.types import Int
 from pixelweave.engine.ir.visit import find_variables, mutate, substitute, walk
 from pixelweave.engine.lower.simplify import as_const_int, simplify
 from pixelweave.engine.schedule import Partition
-from pixelweave.engine.stmt import Broadcast, For, ForType, IfThenElse, LetStmt, Ramp, Stmt, make_block
+from pixelweave.engine.stmt import Broadcast, For, ForType, IfThenElse, LetStmt, Load, Ramp, Stmt, make_block
 from pixelweave.engine.stmt_visit import StmtMutator, stmt_exprs, walk_stmt
 
 I32 = Int(32)
@@ -103,7 +103,7 @@ def _partition(loop: For) -> Stmt | None:
         if key in solved:
             continue
         resolved = _resolve(cond, lets)
-        if resolved is None or _uses(resolved, inner) or not _uses(resolved, {v}):
+        if resolved is None or _uses(resolved, inner) or not _uses(resolved, {v}) or _reads_memory(resolved):
             continue
         found = _solve_condition(resolved, v)
         if found is None:
@@ -160,6 +160,12 @@ def _inner_bindings(body: Stmt, v: str) -> tuple[dict[str, E.Expr | None], set[s
                 inner.add(n.name)
     inner.update(name for name, value in lets.items() if value is None)
     return lets, inner
+
+
+def _reads_memory(e: E.Expr) -> bool:
+    """Whether e loads from a buffer: the loaded value may change from one iteration to the
+    next (the loop may store to it), and the buffer may not exist outside the loop."""
+    return any(isinstance(n, (Load, E.Call)) for n in walk(e))
 
 
 def _resolve(e: E.Expr, lets: dict[str, E.Expr | None]) -> E.Expr | None:

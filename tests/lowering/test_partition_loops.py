@@ -166,3 +166,24 @@ def test_constant_exterior_select_is_partitioned(size, rng):
     w, h = size
     image = rng.random((h, w), dtype=np.float32)
     compare(pipeline, [w + 4 if w >= 4 else 4, h], {"input": image})
+
+
+def test_a_clamp_of_a_value_read_from_memory_is_not_partitioned(rng):
+    """Fuzzer seed 181006793: the clamped coordinate adds a value that the loop itself
+    computes into a buffer (s2, computed at s3's x); solving for it outside the loop read
+    stale memory and the steady state indexed s1 out of bounds."""
+    x, y = pw.Var("x"), pw.Var("y")
+    image = pw.ImageParam(pw.UInt(16), 2, "image")
+    s1, s2, s3 = pw.Func("s1"), pw.Func("s2"), pw.Func("s3")
+    s1[x, y] = pw.BoundaryConditions.repeat_image(image)[x, y]
+    s2[x, y] = pw.u16(pw.abs(pw.i32(s1[x, y]) - 500))
+    s3[x, y] = s1[pw.clamp(x + pw.i32(s2[x, y] % 5) - 2, 0, 39), y]
+    s2.compute_at(s3, x).store_at(s3, y)
+    s1.compute_at(s3, y)
+    pipeline = pw.Pipeline(s3)
+    lets = {n.name for n in walk_stmt(lower(pipeline).lowered.body) if isinstance(n, LetStmt)}
+    assert "s3.s0.x.prologue_end" not in lets
+    fn = pipeline.compile(level="fast", checked=True)
+    for w, h in ((1, 1), (9, 2), (45, 3)):
+        inputs = {"image": rng.integers(0, 1000, (h, w)).astype(np.uint16)}
+        np.testing.assert_array_equal(fn([w, h], inputs), pipeline.realize_reference([w, h], inputs))
