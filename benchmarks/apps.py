@@ -396,3 +396,92 @@ def build_camera_pipe(m: Any, vec: int = 16, strip: int = 32) -> tuple[Any, dict
     demosaiced.compute_at(processed, yi).store_at(processed, yo).reorder(c, x, y).vectorize(x, vec).unroll(c)
     unsharp_y.compute_at(processed, yi).store_at(processed, yo).reorder(c, x, y).vectorize(x, vec).unroll(c)
     return processed, {"input": inp}
+
+
+def build_interpolate(m: Any, vec: int = VECTOR_F32, levels: int = 10) -> tuple[Any, dict]:
+    """apps/interpolate: fills the transparent parts of a premultiplied RGBA float image
+    from a pyramid (10 levels); the output is RGB of the input's size. Halide's CPU
+    schedule `clone_in`s the first level into the second; here that wrapper is written by
+    hand (a second Func with the same definition), the same on both sides."""
+    x, y, c = m.Var("x"), m.Var("y"), m.Var("c")
+    yo, yi, xo, xi = m.Var("yo"), m.Var("yi"), m.Var("xo"), m.Var("xi")
+    inp = m.ImageParam(m.Float(32), 3, "input")
+    clamped = m.BoundaryConditions.repeat_edge(inp)
+
+    def premultiplied(f: Any) -> None:
+        f[x, y, c] = m.select(c < 3, clamped[x, y, c] * clamped[x, y, 3], clamped[x, y, 3])
+
+    downsampled = [m.Func(f"downsampled_{k}") for k in range(levels)]
+    downx = [m.Func(f"downx_{k}") for k in range(levels)]
+    interpolated = [m.Func(f"interpolated_{k}") for k in range(levels)]
+    premultiplied(downsampled[0])
+    level0_for_downx1 = m.Func("downsampled_0_in_downx_1")  # the clone_in wrapper
+    premultiplied(level0_for_downx1)
+    for j in range(1, levels):
+        prev = level0_for_downx1 if j == 1 else downsampled[j - 1]
+        if j == 4:
+            w, h = inp.width() // (1 << (j - 1)), inp.height() // (1 << (j - 1))
+            bounded = m.Func(f"bounded_{j - 1}")
+            bounded[x, y, c] = prev[m.clamp(x, 0, w), m.clamp(y, 0, h), c]
+            prev = bounded
+        downx[j][x, y, c] = (prev[x * 2 - 1, y, c] + 2.0 * prev[x * 2, y, c] + prev[x * 2 + 1, y, c]) * 0.25
+        downsampled[j][x, y, c] = (
+            downx[j][x, y * 2 - 1, c] + 2.0 * downx[j][x, y * 2, c] + downx[j][x, y * 2 + 1, c]
+        ) * 0.25  # fmt: skip
+    interpolated[levels - 1][x, y, c] = downsampled[levels - 1][x, y, c]
+    for j in range(levels - 2, -1, -1):
+        upx, up = m.Func(f"upsampledx_{j}"), m.Func(f"upsampled_{j}")
+        upx[x, y, c] = (interpolated[j + 1][x // 2, y, c] + interpolated[j + 1][(x + 1) // 2, y, c]) / 2.0
+        up[x, y, c] = (upx[x, y // 2, c] + upx[x, (y + 1) // 2, c]) / 2.0
+        interpolated[j][x, y, c] = downsampled[j][x, y, c] + (1.0 - downsampled[j][x, y, 3]) * up[x, y, c]
+    normalize = m.Func("normalize")
+    normalize[x, y, c] = interpolated[0][x, y, c] / interpolated[0][x, y, 3]
+    # Halide's CPU schedule (apps/interpolate).
+    for j in range(1, levels - 1):
+        downsampled[j].compute_root().reorder(x, c, y).split(y, yo, yi, 8).parallel(yo).vectorize(x, vec)
+        _never_partition(downsampled[j], x)
+    level0_for_downx1.store_at(downsampled[1], yo).compute_at(downsampled[1], yi).reorder(c, x, y).unroll(c)
+    _never_partition(level0_for_downx1.vectorize(x, vec), y)
+    _never_partition(normalize.bound(x, 0, inp.width()).bound(y, 0, inp.height()).bound(c, 0, 3), y)
+    normalize.split(x, xo, xi, vec).split(y, yo, yi, 32).reorder(xi, c, xo, yi, yo).unroll(c).vectorize(xi)
+    normalize.parallel(yo)
+    for j in range(1, levels):
+        interpolated[j].store_at(normalize, yo).compute_at(normalize, yi).vectorize(x, vec)
+        _never_partition(interpolated[j])
+    return normalize, {"input": inp}
+
+
+def _never_partition(f: Any, *loop_vars: Any) -> None:
+    """Halide's never_partition where the compiler has it (a compiler without loop
+    partitioning never partitions); with no variables, on every loop of f."""
+    if not loop_vars and hasattr(f, "never_partition_all"):
+        f.never_partition_all()
+    elif loop_vars and hasattr(f, "never_partition"):
+        f.never_partition(list(loop_vars))
+
+
+def build_histogram_equalization(m: Any, vec: int = 16) -> tuple[Any, dict]:
+    """Histogram equalization of a gray u8 image, as the example document
+    resources/examples/histogram_equalization.json does it on the luma: a histogram (one
+    serial pass), its running sum, a 256-entry lookup table at root, then the lookup in
+    strips of 16 rows in parallel, 16 lanes wide."""
+    x, y, i, yi = m.Var("x"), m.Var("y"), m.Var("i"), m.Var("yi")
+    inp = m.ImageParam(m.UInt(8), 2, "input")
+    r = m.RDom([(0, inp.width()), (0, inp.height())], "r")
+    histogram = m.Func("histogram")
+    histogram[i] = m.cast(m.UInt(32), 0)
+    histogram[m.cast(m.Int(32), inp[r.x, r.y])] += m.cast(m.UInt(32), 1)
+    s = m.RDom([(1, 255)], "s")
+    cdf = m.Func("cdf")
+    cdf[i] = histogram[i]
+    cdf[s.x] = cdf[s.x - 1] + histogram[s.x]
+    total = m.cast(m.Float(32), inp.width() * inp.height())
+    lut = m.Func("lut")
+    lut[i] = m.cast(m.UInt(8), m.clamp(m.cast(m.Float(32), cdf[i]) * (255.0 / total) + 0.5, 0.0, 255.0))
+    out = m.Func("equalized")
+    out[x, y] = lut[m.cast(m.Int(32), inp[x, y])]
+    histogram.compute_root()
+    cdf.compute_root()
+    lut.compute_root()
+    out.split(y, y, yi, 16).parallel(y).vectorize(x, vec)
+    return out, {"input": inp}

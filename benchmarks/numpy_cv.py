@@ -103,3 +103,9 @@ def bilateral_grid_numpy(image: np.ndarray, r_sigma: float = 0.1, s: int = 8) ->
         return lo * (1 - zf) + hi * zf
 
     return (trilinear(0) / trilinear(1)).astype(np.float32)
+
+
+def equalize_opencv(gray: np.ndarray) -> np.ndarray:
+    import cv2
+
+    return cv2.equalizeHist(gray)

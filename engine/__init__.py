@@ -56,7 +56,7 @@ from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 from pixelweave.engine.ir.var import RDom, RVar, Var
 from pixelweave.engine.pipeline import Pipeline
-from pixelweave.engine.schedule import LoopLevel, TailStrategy
+from pixelweave.engine.schedule import LoopLevel, Partition, TailStrategy
 
 __all__ = [
     "Bool",
@@ -72,6 +72,7 @@ __all__ = [
     "Int",
     "LoopLevel",
     "Param",
+    "Partition",
     "Pipeline",
     "PixelweaveError",
     "RDom",

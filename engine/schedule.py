@@ -43,6 +43,22 @@ class TailStrategy(Enum):
     ShiftInwards = "shift_inwards"
 
 
+class Partition(Enum):
+    """Whether lowering may split a loop into a prologue, a steady state and an epilogue
+    (Halide's loop partitioning): in the steady state the boundary conditions (clamps of
+    repeat_edge and the like, the per-vector boundary tests) and tail guards are known to
+    hold and vanish. AUTO partitions a loop that has any; NEVER keeps the loop whole (less
+    code); ALWAYS is AUTO that fails to compile when the loop has nothing to partition."""
+
+    AUTO = "auto"
+    NEVER = "never"
+    ALWAYS = "always"
+    # Halide's spellings, as aliases.
+    Auto = "auto"
+    Never = "never"
+    Always = "always"
+
+
 @dataclass(frozen=True)
 class LoopLevel:
     """Where a Func is computed or stored: inlined, at the root, or inside a loop of a Func."""
@@ -112,6 +128,7 @@ class Dim:
     # Its extent is bounded by a split factor or a fuse (the inner loop of a split, a fused
     # loop, or an outer split of one): rounding it up would revisit points of a neighbour.
     bounded: bool = False
+    partition: Partition = Partition.AUTO
 
 
 @dataclass
@@ -259,10 +276,17 @@ class Stage:
                 bounded=old_dim.bounded,
             )
         )
-        # As in Halide, both loops of a parallel loop's split stay parallel.
+        # As in Halide, both loops of a parallel loop's split stay parallel, and both
+        # inherit the partition policy.
         dims[i : i + 1] = [
-            Dim(inner_name, old_dim.for_type, is_rvar=old_dim.is_rvar, bounded=True),
-            Dim(outer_name, old_dim.for_type, is_rvar=old_dim.is_rvar, bounded=old_dim.bounded),
+            Dim(inner_name, old_dim.for_type, is_rvar=old_dim.is_rvar, bounded=True, partition=old_dim.partition),
+            Dim(
+                outer_name,
+                old_dim.for_type,
+                is_rvar=old_dim.is_rvar,
+                bounded=old_dim.bounded,
+                partition=old_dim.partition,
+            ),
         ]
         return self
 
@@ -309,7 +333,9 @@ class Stage:
         name = var_name(fused)
         self._check_new_name(name)
         self.schedule.splits.append(Split("fuse", name, dims[j].name, dims[i].name, is_rvar=dims[i].is_rvar))
-        dims[i : j + 1] = [Dim(name, is_rvar=dims[i].is_rvar, bounded=True)]
+        policies = {dims[i].partition, dims[j].partition}
+        policy = next((p for p in (Partition.NEVER, Partition.ALWAYS) if p in policies), Partition.AUTO)
+        dims[i : j + 1] = [Dim(name, is_rvar=dims[i].is_rvar, bounded=True, partition=policy)]
         return self
 
     def reorder(self, *names: Any) -> Stage:
@@ -357,6 +383,38 @@ class Stage:
         dim.for_type = for_type
         return self
 
+    def partition(self, v: Any, policy: Partition) -> Stage:
+        """Set whether the loop of `v` may be partitioned (see Partition)."""
+        if not isinstance(policy, Partition):
+            raise ScheduleError(
+                f"partition({var_name(v)}, ...) in {self.describe()} takes a Partition (Partition.Auto, "
+                f"Partition.Never or Partition.Always), got {policy!r}"
+            )
+        self.schedule.dims[self._dim_index(v)].partition = policy
+        return self
+
+    def never_partition(self, *names: Any) -> Stage:
+        """partition(v, Partition.Never) for each loop named (a list or several arguments)."""
+        for v in _flat_names(names):
+            self.partition(v, Partition.NEVER)
+        return self
+
+    def always_partition(self, *names: Any) -> Stage:
+        """partition(v, Partition.Always) for each loop named (a list or several arguments)."""
+        for v in _flat_names(names):
+            self.partition(v, Partition.ALWAYS)
+        return self
+
+    def never_partition_all(self) -> Stage:
+        for d in self.schedule.dims:
+            d.partition = Partition.NEVER
+        return self
+
+    def always_partition_all(self) -> Stage:
+        for d in self.schedule.dims:
+            d.partition = Partition.ALWAYS
+        return self
+
     def vectorize(self, v: Any, width: int | None = None) -> Stage:
         """Run the loop as SIMD lanes; with a width, split it by the width first."""
         return self._mark(v, ForType.VECTORIZED, width, "vectorize")
@@ -396,6 +454,14 @@ class Stage:
         xo, yo, xi, yi, xs, ys = names
         self.tile(x, y, xo, yo, xi, yi, xs, ys)
         return self.gpu_blocks(xo, yo).gpu_threads(xi, yi)
+
+
+def _flat_names(names: tuple) -> list[Any]:
+    """never_partition([x, y]) as Halide's Python spells it, or never_partition(x, y)."""
+    out: list[Any] = []
+    for n in names:
+        out.extend(n if isinstance(n, (list, tuple)) else [n])
+    return out
 
 
 class FuncScheduling:
@@ -556,6 +622,26 @@ class FuncScheduling:
 
     def serial(self, *args: Any):
         self._pure_stage().serial(*args)
+        return self
+
+    def partition(self, *args: Any):
+        self._pure_stage().partition(*args)
+        return self
+
+    def never_partition(self, *args: Any):
+        self._pure_stage().never_partition(*args)
+        return self
+
+    def always_partition(self, *args: Any):
+        self._pure_stage().always_partition(*args)
+        return self
+
+    def never_partition_all(self):
+        self._pure_stage().never_partition_all()
+        return self
+
+    def always_partition_all(self):
+        self._pure_stage().always_partition_all()
         return self
 
     def gpu_blocks(self, *args: Any):

@@ -26,7 +26,7 @@ from pixelweave.engine.schedule import StageSchedule
 if TYPE_CHECKING:
     from pixelweave.engine.pipeline import Pipeline
 
-KEY_VERSION = "pixelweave-structure-1"
+KEY_VERSION = "pixelweave-structure-2"  # bumped when the code generated for a structure changes
 _AUTO_NAME = re.compile(r"\b[rv]\d+\b")
 
 

@@ -28,6 +28,7 @@ from pixelweave.engine.codegen.llvm_ir import (
     vector_of,
 )
 from pixelweave.engine.codegen.llvm_semantics import Semantics
+from pixelweave.engine.codegen.llvm_vector_math import VectorMath, uses_vector_math
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int, Type
@@ -377,6 +378,13 @@ class ExprCodeGen:
         return v
 
     # ------------------------------------------------------------------ intrinsics
+    def _vector_math(self, name: str, t: Type, args: list[Value]) -> Value:
+        """exp, log, pow, sin, cos, atan2 of float32 vectors without per-lane libm calls."""
+        vm = VectorMath(self.b, self.module, t)
+        if name in ("sin", "cos"):
+            return vm.sin_cos(args[0], want_sin=name == "sin")
+        return getattr(vm, name)(*args)
+
     def _call(self, e: E.Call) -> Value:
         if e.call_kind != "intrinsic":
             raise CompileError(
@@ -384,6 +392,8 @@ class ExprCodeGen:
             )
         name = e.name
         t = e.type()
+        if uses_vector_math(name, t):
+            return self._vector_math(name, t, [self._expr(a) for a in e.args])
         if name in _UNARY_MATH:
             x = self._expr(e.args[0])
             if not t.is_float():

@@ -26,6 +26,7 @@ from pixelweave.engine.lower.final_simplify import simplify_stmt
 from pixelweave.engine.lower.flatten import storage_flattening
 from pixelweave.engine.lower.inline import inline_functions
 from pixelweave.engine.lower.input_checks import add_input_checks
+from pixelweave.engine.lower.partition_loops import partition_loops
 from pixelweave.engine.lower.region import clear_cache as clear_region_cache
 from pixelweave.engine.lower.schedule_functions import schedule_functions
 from pixelweave.engine.lower.simplify import clear_simplify_cache
@@ -35,6 +36,7 @@ from pixelweave.engine.lower.unroll import unroll_loops
 from pixelweave.engine.lower.vectorize import vectorize_loops
 from pixelweave.engine.lowered import Argument, LoweredPipeline
 from pixelweave.engine.pipeline import Pipeline
+from pixelweave.engine.schedule import Partition
 from pixelweave.engine.stmt import ForType, Stmt
 from pixelweave.engine.stmt_printer import stmt_to_string
 
@@ -138,6 +140,7 @@ def _lower(
         ("unrolling", unroll_loops),
         ("boundary fast path", boundary_fast_path),
         ("vectorization", vectorize_loops),
+        ("loop partitioning", lambda s: partition_loops(s, _partition_policies(ctx))),
         ("simplification", simplify_stmt),
     ]
     start = time.perf_counter()
@@ -185,6 +188,19 @@ def _check_target(ctx: LoweringContext) -> None:
                         f"`{where}` maps loop {d.name} to the GPU ({d.for_type.value}), which needs "
                         f"target='opencl'; the target here is {ctx.target!r}"
                     )
+
+
+def _partition_policies(ctx: LoweringContext) -> dict[str, tuple[Partition, str]]:
+    """Loop name -> (the partition policy its schedule set, where it was set), for the
+    loops whose policy is not AUTO."""
+    policies: dict[str, tuple[Partition, str]] = {}
+    for info in ctx.funcs:
+        for k, stage in enumerate(info.stages):
+            where = f"Func `{info.name}`" if k == 0 else f"update {k - 1} of Func `{info.name}`"
+            for d in stage.schedule.dims:
+                if d.partition != Partition.AUTO:
+                    policies[f"{info.name}.s{k}.{d.name}"] = (d.partition, where)
+    return policies
 
 
 def _arguments(ctx: LoweringContext) -> list[Argument]:

@@ -1,0 +1,189 @@
+"""Loop partitioning (engine/lower/partition_loops.py): loops split into prologue, steady
+state and epilogue give the reference evaluator's values at sizes that leave each part
+empty or not; the steady state has no boundary tests; the `partition` controls behave as
+Halide's (Auto, Never, Always)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.visit import walk
+from pixelweave.engine.lower import lower
+from pixelweave.engine.stmt import For, IfThenElse, LetStmt, Stmt
+from pixelweave.engine.stmt_visit import stmt_exprs, walk_stmt
+
+import pixelweave as pw
+
+
+@pytest.fixture(autouse=True)
+def private_compile_cache(tmp_path, monkeypatch):
+    """Compile into a fresh cache: a cached object of the same structure from before a
+    compiler change would hide the code under test."""
+    monkeypatch.setenv("PIXELWEAVE_CACHE_DIR", str(tmp_path))
+
+
+def stencil(schedule: str = "vector", policy: pw.Partition | None = None) -> tuple[pw.Func, pw.Var, pw.Var]:
+    """f(x, y) reads a repeat_edge input 3 left, 5 right and 1 below: the x loop has a
+    prologue (x < 3) and an epilogue (x + 5 beyond the input), the y loop an epilogue."""
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.Int(32), 2, "input")
+    b = pw.BoundaryConditions.repeat_edge(inp)
+    f = pw.Func("f")
+    f[x, y] = b[x - 3, y] + 2 * b[x + 5, y] + 7 * b[x, y + 1]
+    if schedule == "vector":
+        f.vectorize(x, 8).parallel(y)
+    elif schedule == "guard":
+        f.split(x, x, pw.Var("xi"), 4, pw.TailStrategy.GuardWithIf).vectorize(pw.Var("xi"))
+    if policy is not None:
+        f.partition(x, policy)
+    return f, x, y
+
+
+def compare(pipeline: pw.Pipeline, sizes: list[int], inputs: dict) -> None:
+    ours = pipeline.compile(level="fast")(sizes, inputs)
+    np.testing.assert_array_equal(ours, pipeline.realize_reference(sizes, inputs))
+
+
+# (input width, input height, output width, output height) and which x parts run
+# (8-lane vectors, shifted inwards at the end):
+SIZES = [
+    (64, 9, 64, 9),  # prologue (x < 3), steady state and epilogue (x > 58) all run
+    (64, 4, 8, 4),  # the one vector is in the prologue: steady state and epilogue empty
+    (100, 3, 24, 2),  # prologue and steady state; epilogue empty (x + 5 stays inside)
+    (6, 2, 40, 3),  # input narrower than a vector: no steady state, prologue and epilogue
+    (12, 1, 12, 1),  # one row: the y steady state is empty
+]
+
+
+@pytest.mark.parametrize("schedule", ["vector", "guard", "serial"])
+def test_partitioned_stencil_matches_reference(schedule, rng):
+    f, _, _ = stencil(schedule)
+    pipeline = pw.Pipeline(f)
+    fn = pipeline.compile(level="fast")
+    for in_w, in_h, out_w, out_h in SIZES:
+        if schedule == "vector" and out_w < 8:
+            continue
+        image = rng.integers(-1000, 1000, (in_h, in_w)).astype(np.int32)
+        ours = fn([out_w, out_h], {"input": image})
+        expected = pipeline.realize_reference([out_w, out_h], {"input": image})
+        np.testing.assert_array_equal(ours, expected, err_msg=f"{schedule} {in_w}x{in_h} -> {out_w}x{out_h}")
+
+
+def loops_named(s: Stmt, name: str) -> list[For]:
+    return [n for n in walk_stmt(s) if isinstance(n, For) and n.name == name]
+
+
+def clamps_of(s: Stmt) -> list[E.Expr]:
+    return [n for e in stmt_exprs(s) for n in walk(e) if isinstance(n, E.Max) and isinstance(n.a, E.Min)]
+
+
+def test_steady_state_has_no_boundary_tests():
+    f, _, _ = stencil("vector")
+    body = lower(pw.Pipeline(f)).lowered.body
+    # x is partitioned inside each of the three y loops
+    assert len(loops_named(body, "f.s0.y")) == 3
+    x_loops = loops_named(body, "f.s0.x.x")
+    assert len(x_loops) == 9
+    steady_y = loops_named(body, "f.s0.y")[1]
+    prologue, steady, epilogue = loops_named(steady_y, "f.s0.x.x")
+    assert not any(isinstance(n, IfThenElse) for n in walk_stmt(steady.body))
+    assert clamps_of(steady.body) == []
+    for tested in (prologue, epilogue):
+        assert any(isinstance(n, IfThenElse) for n in walk_stmt(tested.body))
+
+
+def test_never_keeps_the_loop_whole(rng):
+    f, _, _ = stencil("vector", pw.Partition.Never)
+    pipeline = pw.Pipeline(f)
+    body = lower(pipeline).lowered.body
+    assert len(loops_named(body, "f.s0.x.x")) == 3  # one per y part: x itself not partitioned
+    lets = {n.name for n in walk_stmt(body) if isinstance(n, LetStmt)}
+    assert "f.s0.x.x.prologue_end" not in lets and "f.s0.y.prologue_end" in lets
+    image = rng.integers(-50, 50, (5, 30)).astype(np.int32)
+    compare(pipeline, [30, 5], {"input": image})
+
+
+def test_never_partition_all_and_list_spelling():
+    f, x, y = stencil("vector")
+    f.never_partition_all()
+    body = lower(pw.Pipeline(f)).lowered.body
+    assert len(loops_named(body, "f.s0.y")) == 1 and len(loops_named(body, "f.s0.x.x")) == 1
+    g, x, y = stencil("vector")
+    g.never_partition([x, y])  # Halide's Python spelling: a list
+    assert len(loops_named(lower(pw.Pipeline(g)).lowered.body, "f.s0.y")) == 1
+
+
+def test_split_loops_inherit_the_policy():
+    f, x, y = stencil("none")
+    f.never_partition(x).split(x, x, pw.Var("xi"), 4)
+    body = lower(pw.Pipeline(f)).lowered.body
+    assert len(loops_named(body, "f.s0.x.x")) == 3  # one per y part
+    assert len(loops_named(body, "f.s0.x.xi")) == 3
+
+
+def test_always_partitions_or_fails():
+    f, _, _ = stencil("vector", pw.Partition.Always)
+    assert len(loops_named(lower(pw.Pipeline(f)).lowered.body, "f.s0.x.x")) == 9
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.Float(32), 2, "input")
+    g = pw.Func("g")
+    g[x, y] = inp[x, y] * 2.0
+    g.always_partition(y)
+    with pytest.raises(ScheduleError, match=r"Func `g`.*Partition.Always on loop g.s0.y"):
+        lower(pw.Pipeline(g))
+
+
+def test_partition_policy_must_be_a_partition():
+    f, x, _ = stencil("none")
+    with pytest.raises(ScheduleError, match=r"Func `f`.*Partition.Auto"):
+        f.partition(x, "never")
+    with pytest.raises(ScheduleError, match="no dimension named q"):
+        f.partition(pw.Var("q"), pw.Partition.Never)
+
+
+def test_halide_spellings_match_halide():
+    import halide as hl
+
+    assert pw.Partition.Auto is pw.Partition.AUTO
+    assert pw.Partition.Never is pw.Partition.NEVER
+    assert pw.Partition.Always is pw.Partition.ALWAYS
+    assert {m.lower() for m in ("Auto", "Never", "Always")} == {n.lower() for n in hl.Partition.__members__}
+
+
+@pytest.mark.parametrize("size", [(3, 2), (16, 5), (41, 7)])
+def test_constant_exterior_select_is_partitioned(size, rng):
+    """The range test of constant_exterior is a select; with 2 pixels of exterior on each
+    side the loop has all three parts, and on small images no steady state."""
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.Float(32), 2, "input")
+    b = pw.BoundaryConditions.constant_exterior(inp, 0.5)
+    f = pw.Func("f")
+    f[x, y] = b[x - 2, y] + b[x + 2, y - 1]
+    f.split(x, x, pw.Var("xi"), 4).parallel(y)
+    pipeline = pw.Pipeline(f)
+    w, h = size
+    image = rng.random((h, w), dtype=np.float32)
+    compare(pipeline, [w + 4 if w >= 4 else 4, h], {"input": image})
+
+
+def test_a_clamp_of_a_value_read_from_memory_is_not_partitioned(rng):
+    """Fuzzer seed 181006793: the clamped coordinate adds a value that the loop itself
+    computes into a buffer (s2, computed at s3's x); solving for it outside the loop read
+    stale memory and the steady state indexed s1 out of bounds."""
+    x, y = pw.Var("x"), pw.Var("y")
+    image = pw.ImageParam(pw.UInt(16), 2, "image")
+    s1, s2, s3 = pw.Func("s1"), pw.Func("s2"), pw.Func("s3")
+    s1[x, y] = pw.BoundaryConditions.repeat_image(image)[x, y]
+    s2[x, y] = pw.u16(pw.abs(pw.i32(s1[x, y]) - 500))
+    s3[x, y] = s1[pw.clamp(x + pw.i32(s2[x, y] % 5) - 2, 0, 39), y]
+    s2.compute_at(s3, x).store_at(s3, y)
+    s1.compute_at(s3, y)
+    pipeline = pw.Pipeline(s3)
+    lets = {n.name for n in walk_stmt(lower(pipeline).lowered.body) if isinstance(n, LetStmt)}
+    assert "s3.s0.x.prologue_end" not in lets
+    fn = pipeline.compile(level="fast", checked=True)
+    for w, h in ((1, 1), (9, 2), (45, 3)):
+        inputs = {"image": rng.integers(0, 1000, (h, w)).astype(np.uint16)}
+        np.testing.assert_array_equal(fn([w, h], inputs), pipeline.realize_reference([w, h], inputs))
