@@ -53,6 +53,7 @@ from pixelweave.engine.ir.ops import (
     u32,
 )
 from pixelweave.engine.ir.param import ImageParam, Param
+from pixelweave.engine.ir.tuple import Tuple, mux
 from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 from pixelweave.engine.ir.var import RDom, RVar, Var
 from pixelweave.engine.pipeline import Pipeline
@@ -79,6 +80,7 @@ __all__ = [
     "RuntimeFailure",
     "ScheduleError",
     "TailStrategy",
+    "Tuple",
     "Type",
     "UInt",
     "Var",
@@ -108,6 +110,7 @@ __all__ = [
     "logical_or",
     "max",
     "min",
+    "mux",
     "pow",
     "round",
     "saturating_cast",
