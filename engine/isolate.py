@@ -14,12 +14,13 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
+from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.func import Func
 from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.ir.var import RDom
-from pixelweave.engine.ir.visit import mutate
+from pixelweave.engine.ir.visit import mutate, walk
 from pixelweave.engine.pipeline import Pipeline, func_definitions
 from pixelweave.engine.schedule import TailStrategy
 from pixelweave.engine.stmt import ForType
@@ -51,6 +52,15 @@ def isolate(f: Func, *, schedule: bool = True) -> Isolated:
     schedules (splits, reorders, vectorize, parallel) are kept, every split guarding its
     tail (so the copy computes, and reads for, no more than the box it is asked for) and no
     loop unrolled; where f is computed is not kept (it is the output now)."""
+    if f.outputs() > 1 or any(
+        isinstance(n, E.Call) and n.call_kind == "func" and n.target.outputs() > 1
+        for e in (v for d in func_definitions(f) for v in d.all_values())
+        for n in walk(e)
+    ):
+        raise CompileError(
+            f"Func `{f.name()}` returns or reads a Tuple of values, which cannot be isolated into a pipeline of "
+            "its own yet; preview the pipeline's output instead"
+        )
     sources: dict[str, Source] = {}
     calls: dict[tuple[str, str], E.Expr | ImageParam] = {}  # (kind, name) -> replacement
     clone = Func(OUTPUT_NAME)

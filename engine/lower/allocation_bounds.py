@@ -28,15 +28,18 @@ from pixelweave.engine.stmt_visit import StmtMutator
 def allocation_bounds(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     for info in ctx.funcs:
         if not info.is_output:
-            stmt = _SizeRealize(info.name).mutate(stmt)
+            # A Tuple's values each have storage of this size: check the widest.
+            widest = max(info.types, key=lambda t: t.bits)
+            stmt = _SizeRealize(info.name, widest).mutate(stmt)
     return stmt
 
 
 class _SizeRealize(StmtMutator):
     """Give `realize f` the bounds of everything f's stages write below it."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, element_type: Type) -> None:
         self.name = name
+        self.element_type = element_type
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
         body = self.mutate(s.body)
@@ -57,7 +60,7 @@ class _SizeRealize(StmtMutator):
             bounds.append((iv.lo, extent))
             wide_extents.append(wide_extent(iv.lo, iv.hi, extent))
         realize = Realize(s.name, s.type, tuple(bounds), body, s.folds)
-        return make_block([storage_size_check(self.name, s.type, wide_extents), realize])
+        return make_block([storage_size_check(self.name, self.element_type, wide_extents), realize])
 
 
 I64 = Int(64)
