@@ -12,6 +12,8 @@ from pixelweave.engine.ir import boundary as BoundaryConditions
 from pixelweave.engine.ir.coerce import cast
 from pixelweave.engine.ir.expr import Expr
 from pixelweave.engine.ir.func import Func, FuncRef
+from pixelweave.engine.ir.implicit import _
+from pixelweave.engine.ir.inline_reductions import argmax, argmin, maximum, minimum, product, sum
 from pixelweave.engine.ir.ops import (
     abs,
     absd,
@@ -84,9 +86,12 @@ __all__ = [
     "Type",
     "UInt",
     "Var",
+    "_",
     "abs",
     "absd",
     "acos",
+    "argmax",
+    "argmin",
     "asin",
     "atan",
     "atan2",
@@ -109,15 +114,19 @@ __all__ = [
     "logical_not",
     "logical_or",
     "max",
+    "maximum",
     "min",
+    "minimum",
     "mux",
     "pow",
+    "product",
     "round",
     "saturating_cast",
     "select",
     "sin",
     "sinh",
     "sqrt",
+    "sum",
     "tan",
     "tanh",
     "trunc",

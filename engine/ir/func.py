@@ -10,6 +10,7 @@ from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir import ops
 from pixelweave.engine.ir.coerce import cast, is_python_number, literal_of_type, to_expr
+from pixelweave.engine.ir.implicit import expand_call_args, expand_definition_args
 from pixelweave.engine.ir.ops import attach_operators
 from pixelweave.engine.ir.tuple import tuple_values
 from pixelweave.engine.ir.types import Int, Type
@@ -171,6 +172,10 @@ class Func(FuncScheduling):
 
     def _define_pure(self, args: tuple, value: Any) -> None:
         values = tuple_values(value)
+        exprs = [to_expr(v) for v in (values if values is not None else [value])]
+        if not exprs:
+            raise CompileError(f"the pure definition of Func `{self._name}` is an empty Tuple")
+        args = expand_definition_args(args, exprs, f"the definition of Func `{self._name}`")
         names = []
         for i, a in enumerate(args):
             if not isinstance(a, Var):
@@ -181,9 +186,6 @@ class Func(FuncScheduling):
             if a.name in names:
                 raise CompileError(f"Var {a.name} appears twice in the pure definition of Func `{self._name}`")
             names.append(a.name)
-        exprs = [to_expr(v) for v in (values if values is not None else [value])]
-        if not exprs:
-            raise CompileError(f"the pure definition of Func `{self._name}` is an empty Tuple")
         where = f"the pure definition of Func `{self._name}`"
         for e in exprs:
             for v in find_variables(e):
@@ -207,12 +209,6 @@ class Func(FuncScheduling):
             )
         pure = self._pure
         assert pure is not None
-        coords = normalize_call_args(args, f"the left-hand side of {where}")
-        if len(coords) != len(pure.args):
-            raise CompileError(
-                f"{where} has {len(coords)} argument{'s' if len(coords) != 1 else ''}, but the pure "
-                f"definition has {len(pure.args)}"
-            )
         values = tuple_values(value)
         pure_values = pure.all_values()
         if values is None:
@@ -232,6 +228,13 @@ class Func(FuncScheduling):
                     f"{p.type()}; use an explicit cast"
                 )
             exprs.append(e)
+        args = expand_definition_args(args, exprs, where)
+        coords = normalize_call_args(args, f"the left-hand side of {where}")
+        if len(coords) != len(pure.args):
+            raise CompileError(
+                f"{where} has {len(coords)} argument{'s' if len(coords) != 1 else ''}, but the pure "
+                f"definition has {len(pure.args)}"
+            )
         pure_vars = []
         for c in coords:
             if isinstance(c, Var):
@@ -342,8 +345,9 @@ class FuncRef:
                 "using it (and a Func cannot refer to itself in its pure definition: recursion needs "
                 "an update definition over an RDom)"
             )
-        coords = normalize_call_args(self.raw_args, f"Func `{f.name()}`")
         n = len(f._pure.args)
+        raw = expand_call_args(self.raw_args, n, f"Func `{f.name()}`")
+        coords = normalize_call_args(raw, f"Func `{f.name()}`")
         if len(coords) != n:
             names = ", ".join(v.name for v in f._pure.args)
             raise CompileError(
