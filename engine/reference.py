@@ -374,7 +374,9 @@ class ReferenceEvaluator:
         extra = [self.eval(v, env) for v in d.extra_values]
         index = [self.eval(a, env) for a in d.args]
         mask = self.eval(d.predicate, env) if d.predicate is not None else None
-        arrays = np.broadcast_arrays(value, *extra, *index, *([mask] if mask is not None else []))
+        # The RDom's coordinates take part so that a point it does not use still counts once.
+        rdom_coords = [env[v.name] for v in d.rdom.vars] if d.rdom is not None else []
+        arrays = np.broadcast_arrays(value, *extra, *index, *rdom_coords, *([mask] if mask is not None else []))
         nv = 1 + len(extra)
         values, index = list(arrays[:nv]), arrays[nv : nv + len(index)]
         if mask is not None:
