@@ -160,3 +160,20 @@ def test_tuple_refusals_match_halide():
         f[x] = (x + 1, x)
     with pytest.raises(pw.CompileError, match="out of range"):
         f[x][2]
+
+
+def test_tuple_funcs_under_the_automatic_scheduler():
+    funcs = _running_stats(pw)
+    out = funcs["out"]
+    out.set_estimates([(0, 64), (0, 32)])
+    pipeline = pw.Pipeline(out)
+    pipeline.auto_schedule()
+    np.testing.assert_allclose(pipeline.realize([64, 32]), pipeline.realize_reference([64, 32]), rtol=1e-6)
+
+
+def test_loop_nest_shows_one_store_per_value():
+    funcs = _pair(pw)
+    funcs["f"].compute_root()
+    text = pw.Pipeline(funcs["out"]).lowered_stmt()
+    assert "allocate f.0[int32" in text and "allocate f.1[float32" in text
+    assert "f.0[" in text and "f.1[" in text
