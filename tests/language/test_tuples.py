@@ -177,3 +177,22 @@ def test_loop_nest_shows_one_store_per_value():
     text = pw.Pipeline(funcs["out"]).lowered_stmt()
     assert "allocate f.0[int32" in text and "allocate f.1[float32" in text
     assert "f.0[" in text and "f.1[" in text
+
+
+def test_pipeline_of_a_tuple_output_and_a_plain_output():
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        f = m.Func("f")
+        f[x, y] = (m.i16(x - y), m.u8(x + y))
+        g = m.Func("g")
+        g[x, y] = m.i32(f[x, y][0]) * m.i32(f[x, y][1])
+        return [g, f]
+
+    theirs = [np.asarray(b).copy() for b in hl.Pipeline(build(hl)).realize([6, 4])]
+    ours = pw.Pipeline(build(pw)).realize([6, 4])
+    reference = pw.Pipeline(build(pw)).realize_reference([6, 4])
+    assert len(theirs) == len(ours) == len(reference) == 3
+    for a, b, c in zip(ours, reference, theirs, strict=True):
+        assert a.dtype == b.dtype == c.dtype
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, c)
