@@ -277,6 +277,12 @@ class Func(FuncScheduling):
             )
         )
 
+    def replace_update(self, i: int, definition: Definition) -> None:
+        """Put `definition` in place of update i: rfactor rewrites a reduction this way."""
+        for part in (*definition.all_values(), *definition.args):
+            _freeze_callees(part, self)
+        self._updates[i] = definition
+
     def _implicit_pure(self, nargs: int, t: Type, identity: int) -> None:
         """`f[args] += e` on an undefined Func first defines f as the identity over new Vars."""
         implicit = tuple(Var(f"{self._name}_{i}") for i in range(nargs))
