@@ -108,3 +108,64 @@ def test_rfactor_refusals():
         f.update(0).rfactor([(s.x, u)])
     with pytest.raises(pw.ScheduleError, match="names a pure Var"):
         f.update(0).rfactor([(r.x, x)])
+
+
+def _argmin_by_hand(preserve: str, form: str):
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        src = m.Func("src")
+        src[x, y] = (x * 7 + y * 3) % 5  # the minimum 0 is reached at many points: ties
+        r = m.RDom([(0, 15), (0, 9)])
+        f = m.Func("f")
+        e = src[r.x, r.y]
+        index = r.x + r.y * 15
+        if form == "min":  # Halide's form: the last of equal values wins
+            f[()] = (m.i32(99), 0)
+            f[()] = (m.min(e, f[()][0]), m.select(f[()][0] < e, f[()][1], index))
+        else:
+            f[()] = (m.i32(-99), 0)
+            f[()] = (m.max(e, f[()][0]), m.select(f[()][0] > e, f[()][1], index))
+        u = m.Var("u")
+        intm = f.update(0).rfactor([(r.y if preserve == "y" else r.x, u)])
+        intm.compute_root().update(0).parallel(u)
+        return {"out": f}
+
+    return build
+
+
+@pytest.mark.parametrize("form", ["min", "max"])
+@pytest.mark.parametrize("preserve", ["x", "y"])
+def test_rfactor_of_an_argmin_with_ties(preserve, form):
+    check(_argmin_by_hand(preserve, form), [])
+
+
+def test_rfactor_of_a_select_only_argmin_matches_the_unfactored_result():
+    """Halide 21 cannot prove this form associative; Pixelweave can, and must compute what
+    the reduction computes without rfactor (the first of equal values wins, in r.x order)."""
+
+    def build(factor: bool):
+        x = pw.Var("x")
+        src = pw.Func("src")
+        src[x] = (x * 7) % 5
+        r = pw.RDom([(0, 15), (0, 4)])
+        f = pw.Func("f")
+        f[()] = (pw.i32(99), 0, 0)
+        e = src[r.x + r.y]
+        f[()] = pw.select(e < f[()][0], pw.Tuple((e, r.x, r.y)), f[()])
+        if factor:
+            f.update(0).rfactor([(r.y, pw.Var("u"))]).compute_root()
+        return pw.Pipeline(f)
+
+    expected = build(False).realize_reference([])
+    for got in (build(True).realize([]), build(True).realize_reference([])):
+        assert [int(a) for a in got] == [int(a) for a in expected] == [0, 0, 0]
+
+
+def test_rfactor_refuses_a_tuple_update_that_is_not_associative():
+    x = pw.Var("x")
+    r = pw.RDom([(0, 5), (0, 3)])
+    f = pw.Func("f")
+    f[()] = (0, 0)
+    f[()] = pw.select(r.x < f[()][0], pw.Tuple((r.x, r.y)), pw.Tuple((f[()][1], f[()][0])))
+    with pytest.raises(pw.ScheduleError, match="associative"):
+        f.update(0).rfactor([(r.y, x)])
