@@ -8,7 +8,7 @@ innermost); input and output buffers use the strides of the arrays passed in.
 from __future__ import annotations
 
 from pixelweave.engine.ir import expr as E
-from pixelweave.engine.ir.types import Int
+from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.ir.visit import mutate
 from pixelweave.engine.lower.context import LoweringContext
 from pixelweave.engine.lower.simplify import as_const_int, simplify
@@ -85,20 +85,17 @@ class _Flatten(StmtMutator):
         return flat_index(name, args, self.folds.get(name), dense_first=not internal)
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
-        types = self.tuple_types.get(s.name)
-        if types is None:
-            return self._allocate(s.name, s.name, s.type, s, self.mutate)
-        # One allocation per value of a Tuple, all over the same region.
-        for i in range(len(types)):
-            self.folds[f"{s.name}.{i}"] = s.folds
+        # A Func returning a Tuple has one allocation per value, all over the same region.
+        types = self.tuple_types.get(s.name, [s.type])
+        names = [value_buffer(s.name, i, self.tuple_types) for i in range(len(types))]
+        for name in names:
+            self.folds[name] = s.folds
         body = self.mutate(s.body)
-        for i in reversed(range(len(types))):
-            body = self._allocate(s.name, f"{s.name}.{i}", types[i], s, lambda _, b=body: b)
+        for name, t in reversed(list(zip(names, types, strict=True))):
+            body = self._allocate(s.name, name, t, s, body)
         return body
 
-    def _allocate(self, func: str, name: str, t, s: Realize, make_body) -> Stmt:
-        self.folds[name] = s.folds
-        body = make_body(s.body)
+    def _allocate(self, func: str, name: str, t: Type, s: Realize, body: Stmt) -> Stmt:
         order = self.orders.get(func, list(range(len(s.bounds))))
         bounds = [(E.Const(I32, 0), E.Const(I32, s.folds[i])) if i in s.folds else b for i, b in enumerate(s.bounds)]
         size: E.Expr = E.Const(I32, 1)
