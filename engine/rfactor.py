@@ -265,8 +265,10 @@ def rfactor(f: Func, index: int, preserved: Any) -> Func:
     position = {v.name: i for i, v in enumerate(d.rdom.vars)}
     order = sorted(pairs, key=lambda p: position[p[0].name])  # the RDom's own order: r.x innermost
     outer_bounds = [bounds[next(i for i, v in enumerate(d.rdom.vars) if v.name == r.name)] for r, _ in order]
-    outer = _rdom_named(outer_bounds, [r.name for r, _ in order], d.rdom.name)
-    merged = {r.name: outer.vars[j] for j, (r, _) in enumerate(order)}
+    # With nothing preserved, the intermediate does the whole reduction and the merge is a
+    # pure update (as in Halide).
+    outer = _rdom_named(outer_bounds, [r.name for r, _ in order], d.rdom.name) if order else None
+    merged = {r.name: outer.vars[j] for j, (r, _) in enumerate(order)} if outer is not None else {}
     call = intm[(*pure, *(merged[r.name] for r, _ in pairs))]
     # f's update becomes f[pure] = combine(f[pure], intm[pure, preserved RVars]).
     merged_values = reduction.combine(_elements(f[tuple(pure)]), _elements(call))

@@ -169,3 +169,23 @@ def test_rfactor_refuses_a_tuple_update_that_is_not_associative():
     f[()] = pw.select(r.x < f[()][0], pw.Tuple((r.x, r.y)), pw.Tuple((f[()][1], f[()][0])))
     with pytest.raises(pw.ScheduleError, match="associative"):
         f.update(0).rfactor([(r.y, x)])
+
+
+@pytest.mark.parametrize("mode", ["every RVar", "in reverse order", "none"])
+def test_rfactor_preserving_every_rvar_or_none(mode):
+    def build(m):
+        x = m.Var("x")
+        r = m.RDom([(0, 6), (0, 4)])
+        f = m.Func("f")
+        f[x] = 0
+        f[x] = f[x] + (r.x * 3 + r.y) * (x + 1)
+        u, v = m.Var("u"), m.Var("v")
+        if mode == "every RVar":
+            f.update(0).rfactor([(r.x, u), (r.y, v)]).compute_root().vectorize(u, 4)
+        elif mode == "in reverse order":
+            f.update(0).rfactor([(r.y, v), (r.x, u)]).compute_root()
+        else:
+            f.update(0).rfactor([]).compute_root()
+        return {"out": f}
+
+    check(build, [3])
