@@ -196,3 +196,15 @@ def test_pipeline_of_a_tuple_output_and_a_plain_output():
         assert a.dtype == b.dtype == c.dtype
         np.testing.assert_array_equal(a, c)
         np.testing.assert_array_equal(b, c)
+
+
+def test_mux_of_tuples_and_of_a_tuple():
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        f = m.Func("f")
+        f[x, y] = m.mux(x, [m.Tuple([y, m.f32(x)]), m.Tuple([-y, m.f32(0.5)]), m.Tuple([x * y, m.f32(y)])])
+        g = m.Func("g")
+        g[x, y] = m.mux(y, m.Tuple([f[x, y][0], x + 100])) + m.i32(f[x, y][1])
+        return {"out": g}
+
+    check(build, [5, 3])
