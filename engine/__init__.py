@@ -12,6 +12,8 @@ from pixelweave.engine.ir import boundary as BoundaryConditions
 from pixelweave.engine.ir.coerce import cast
 from pixelweave.engine.ir.expr import Expr
 from pixelweave.engine.ir.func import Func, FuncRef
+from pixelweave.engine.ir.implicit import _
+from pixelweave.engine.ir.inline_reductions import argmax, argmin, maximum, minimum, product, sum
 from pixelweave.engine.ir.ops import (
     abs,
     absd,
@@ -53,6 +55,7 @@ from pixelweave.engine.ir.ops import (
     u32,
 )
 from pixelweave.engine.ir.param import ImageParam, Param
+from pixelweave.engine.ir.tuple import Tuple, mux
 from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 from pixelweave.engine.ir.var import RDom, RVar, Var
 from pixelweave.engine.pipeline import Pipeline
@@ -80,12 +83,16 @@ __all__ = [
     "RuntimeFailure",
     "ScheduleError",
     "TailStrategy",
+    "Tuple",
     "Type",
     "UInt",
     "Var",
+    "_",
     "abs",
     "absd",
     "acos",
+    "argmax",
+    "argmin",
     "asin",
     "atan",
     "atan2",
@@ -108,14 +115,19 @@ __all__ = [
     "logical_not",
     "logical_or",
     "max",
+    "maximum",
     "min",
+    "minimum",
+    "mux",
     "pow",
+    "product",
     "round",
     "saturating_cast",
     "select",
     "sin",
     "sinh",
     "sqrt",
+    "sum",
     "tan",
     "tanh",
     "trunc",

@@ -15,12 +15,13 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.func import Func
 from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.ir.var import RDom
-from pixelweave.engine.ir.visit import mutate, substitute
+from pixelweave.engine.ir.visit import mutate, substitute, walk
 from pixelweave.engine.pipeline import Pipeline, func_definitions
 from pixelweave.engine.schedule import TailStrategy
 from pixelweave.engine.stmt import ForType
@@ -61,7 +62,15 @@ def isolate(
     Update splits always guard theirs (shifting would apply an update twice). The Funcs for
     which `inline` is true (pure ones, as the fused pipeline inlines them) are substituted
     into the copy instead of read as inputs, and their callees read in their place."""
-
+    if f.outputs() > 1 or any(
+        isinstance(n, E.Call) and n.call_kind == "func" and n.target.outputs() > 1
+        for e in (v for d in func_definitions(f) for v in d.all_values())
+        for n in walk(e)
+    ):
+        raise CompileError(
+            f"Func `{f.name()}` returns or reads a Tuple of values, which cannot be isolated into a pipeline of "
+            "its own yet; preview the pipeline's output instead"
+        )
     sources: dict[str, Source] = {}
     calls: dict[tuple[str, str], E.Expr | ImageParam] = {}  # (kind, name) -> replacement
     clone = Func(OUTPUT_NAME)

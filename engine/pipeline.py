@@ -10,6 +10,7 @@ from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.func import Definition, Func
 from pixelweave.engine.ir.param import ImageParam, Param
+from pixelweave.engine.ir.types import Type
 from pixelweave.engine.ir.visit import walk
 
 LOOP_NEST_ENTRIES = 16
@@ -18,13 +19,22 @@ _loop_nests: OrderedDict[tuple, tuple[tuple, str]] = OrderedDict()
 
 def definition_exprs(d: Definition) -> list[E.Expr]:
     """Every expression a definition evaluates: value, left-hand side, predicate, RDom bounds."""
-    exprs = [d.value, *d.args]
+    exprs = [*d.all_values(), *d.args]
     if d.predicate is not None:
         exprs.append(d.predicate)
     if d.rdom is not None:
         for lo, extent in d.rdom.bounds:
             exprs.extend((lo, extent))
     return exprs
+
+
+def output_buffers(f: Func) -> list[tuple[str, Type]]:
+    """The output buffers of an output Func, by name and type: one per value of a Tuple,
+    named `f.0`, `f.1`, ... as in Halide."""
+    types = f.types()
+    if len(types) == 1:
+        return [(f.name(), types[0])]
+    return [(f"{f.name()}.{i}", t) for i, t in enumerate(types)]
 
 
 def func_definitions(f: Func) -> list[Definition]:
@@ -201,7 +211,9 @@ class Pipeline:
 
         expected = {(im.name(), "buffer", str(im.type()), im.dimensions(), False) for im in self.images}
         expected |= {(q.name, "scalar", str(q.type()), 0, False) for q in self.params}
-        expected |= {(f.name(), "buffer", str(f.type()), f.dimensions(), True) for f in self.outputs}
+        expected |= {
+            (name, "buffer", str(t), f.dimensions(), True) for f in self.outputs for name, t in output_buffers(f)
+        }
         given = {(a.name, a.kind, str(a.type), a.dimensions, a.is_output) for a in code.arguments}
         if given != expected:
             differ = sorted(n for n, *_ in given ^ expected)

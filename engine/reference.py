@@ -130,7 +130,8 @@ class ReferenceEvaluator:
         self.params = params
         self.param_scope = {k: Interval(v, v) for k, v in params.items()}
         self.buffers: dict[int, Buffer] = {}
-        self._value_bounds: dict[int, Interval | None] = {}
+        self.value_buffers: dict[int, list[Buffer]] = {}  # per Func, one Buffer per value of a Tuple
+        self._value_bounds: dict[tuple[int, int], Interval | None] = {}
 
     # ------------------------------------------------------------------ bounds
     def _scalar(self, e: E.Expr) -> int:
@@ -169,9 +170,11 @@ class ReferenceEvaluator:
         if f.has_update_definition():
             return None
         # The same for every call of f: remembered, or chains of Funcs cost exponential time.
-        if id(f) not in self._value_bounds:
-            self._value_bounds[id(f)] = bounds_of(f.value(), self.param_scope, self._call_bounds)
-        return self._value_bounds[id(f)]
+        key = (id(f), call.value_index)
+        if key not in self._value_bounds:
+            value = f.definition().all_values()[call.value_index]
+            self._value_bounds[key] = bounds_of(value, self.param_scope, self._call_bounds)
+        return self._value_bounds[key]
 
     def infer_regions(self, sizes: list[int], output_boxes: list[Box] | None = None) -> dict[int, Box]:
         """Per Func (by id) the box it is computed over; `output_boxes` (one per output)
@@ -194,7 +197,7 @@ class ReferenceEvaluator:
                 if any(b.is_empty() for b in rbox):
                     continue
                 scope = self.definition_scope(f, d, box)
-                exprs = [d.value, *d.args] + ([d.predicate] if d.predicate is not None else [])
+                exprs = [*d.all_values(), *d.args] + ([d.predicate] if d.predicate is not None else [])
                 for e in exprs:
                     for node in walk(e):
                         if not isinstance(node, E.Call) or node.call_kind == "intrinsic":
@@ -223,7 +226,7 @@ class ReferenceEvaluator:
                 scope = self.definition_scope(f, d, grown)
                 lhs = [bounds_of(a, scope, self._call_bounds) for a in d.args]
                 grown = [g.union(b) for g, b in zip(grown, lhs, strict=False)]
-                for node in walk(d.value):
+                for node in (n for v in d.all_values() for n in walk(v)):
                     if isinstance(node, E.Call) and node.call_kind == "func" and node.target is f:
                         reads = [bounds_of(a, scope, self._call_bounds) for a in node.args]
                         grown = [g.union(b) for g, b in zip(grown, reads, strict=False)]
@@ -270,11 +273,11 @@ class ReferenceEvaluator:
         # asked for: return the requested box only, as Halide does.
         results = []
         for out in self.pipeline.outputs:
-            buf = self.buffers[id(out)]
-            window = tuple(
-                slice(-lo, -lo + n) for lo, n in zip(reversed(buf.mins), reversed(self.output_sizes), strict=True)
-            )
-            results.append(np.array(buf.array[window], order="C"))  # keeps 0-d arrays 0-d
+            for buf in self.value_buffers[id(out)]:  # a Func returning a Tuple gives one array per value
+                window = tuple(
+                    slice(-lo, -lo + n) for lo, n in zip(reversed(buf.mins), reversed(self.output_sizes), strict=True)
+                )
+                results.append(np.array(buf.array[window], order="C"))  # keeps 0-d arrays 0-d
         return results
 
     def _coords(self, box: Box) -> list[np.ndarray]:
@@ -291,14 +294,17 @@ class ReferenceEvaluator:
         shape = tuple(max(int(b.hi - b.lo + 1), 0) for b in reversed(box))
         coords = self._coords(box)
         env = {a.name: c for a, c in zip(pure.args, coords, strict=False)}
-        value = self.eval(pure.value, env)
-        array = np.empty(shape, dtype=f.type().numpy())
-        array[...] = np.broadcast_to(value, shape)
-        buf = Buffer(array, [int(b.lo) for b in box])
-        self.buffers[id(f)] = buf
+        bufs = []
+        for value_expr in pure.all_values():
+            value = self.eval(value_expr, env)
+            array = np.empty(shape, dtype=value_expr.type().numpy())
+            array[...] = np.broadcast_to(value, shape)
+            bufs.append(Buffer(array, [int(b.lo) for b in box]))
+        self.buffers[id(f)] = bufs[0]
+        self.value_buffers[id(f)] = bufs
         for d in f.updates():
-            self._apply_update(f, d, box, buf)
-        return buf
+            self._apply_update(f, d, box, bufs[0])
+        return bufs[0]
 
     def _apply_update(self, f: Func, d: Definition, box: Box, buf: Buffer) -> None:
         rbox = self.rdom_box(d)
@@ -338,7 +344,7 @@ class ReferenceEvaluator:
 
     def _accumulation(self, f: Func, d: Definition) -> str | None:
         """'add', 'mul', 'min' or 'max' when d is f[L] = f[L] op e with e free of f."""
-        if d.rdom is None:
+        if d.rdom is None or d.extra_values:
             return None
         v = d.value
         pairs = {E.Add: "add", E.Mul: "mul", E.Min: "min", E.Max: "max"}
@@ -363,30 +369,36 @@ class ReferenceEvaluator:
             term = v.b if self_side_is_a else v.a
             value = self.eval(term, env)
         else:
+            # Every value of a Tuple is computed from the old values before any is stored.
             value = self.eval(d.value, env)
+        extra = [self.eval(v, env) for v in d.extra_values]
         index = [self.eval(a, env) for a in d.args]
         mask = self.eval(d.predicate, env) if d.predicate is not None else None
-        arrays = np.broadcast_arrays(value, *index, *([mask] if mask is not None else []))
-        value, index = arrays[0], arrays[1 : 1 + len(index)]
+        # The RDom's coordinates take part so that a point it does not use still counts once.
+        rdom_coords = [env[v.name] for v in d.rdom.vars] if d.rdom is not None else []
+        arrays = np.broadcast_arrays(value, *extra, *index, *rdom_coords, *([mask] if mask is not None else []))
+        nv = 1 + len(extra)
+        values, index = list(arrays[:nv]), arrays[nv : nv + len(index)]
         if mask is not None:
             keep = arrays[-1].astype(bool)
-            value = value[keep]
+            values = [v[keep] for v in values]
             index = [ix[keep] for ix in index]
         else:
-            value = value.reshape(-1)
+            values = [v.reshape(-1) for v in values]
             index = [ix.reshape(-1) for ix in index]
-        value = value.astype(buf.array.dtype, copy=False)
-        target = buf.array
+        size = values[0].size
         if index:
             positions = self._positions(f.name(), buf, index)
         else:  # a zero-dimensional Func: every value lands on its single element
-            target = buf.array.reshape(1)
-            positions = (np.zeros(value.size, dtype=np.intp),)
-        if accumulate is None:
-            target[positions] = value
-        else:
-            ufunc = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[accumulate]
-            ufunc.at(target, positions, value)
+            positions = (np.zeros(size, dtype=np.intp),)
+        for value, value_buf in zip(values, self.value_buffers[id(f)], strict=True):
+            value = value.astype(value_buf.array.dtype, copy=False)
+            target = value_buf.array if index else value_buf.array.reshape(1)
+            if accumulate is None:
+                target[positions] = value
+            else:
+                ufunc = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[accumulate]
+                ufunc.at(target, positions, value)
 
     def _positions(self, name: str, buf: Buffer, index: list[np.ndarray]) -> tuple:
         n = len(index)
@@ -470,9 +482,10 @@ class ReferenceEvaluator:
             if e.call_kind == "image":
                 buf = Buffer(self.images[e.name], [0] * len(e.args))
             else:
-                buf = self.buffers.get(id(e.target))
-                if buf is None:
+                bufs = self.value_buffers.get(id(e.target))
+                if bufs is None:
                     raise CompileError(f"Func `{e.name}` is used before it is computed")
+                buf = bufs[e.value_index]
             index = np.broadcast_arrays(*[go(a) for a in e.args])
             return buf.array[self._positions(e.name, buf, index)]
         raise CompileError(f"the reference evaluator cannot evaluate {type(e).__name__}")

@@ -245,6 +245,16 @@ class Stage:
             if d.name == name:
                 raise ScheduleError(f"{self.describe()} already has a dimension named {name}; use another name")
 
+    def rfactor(self, preserved: Any, var: Any = None) -> Func:
+        """Halide's rfactor: `f.update(0).rfactor([(r.y, u)])` (or `rfactor(r.y, u)`) makes
+        an intermediate Func reducing over the other RVars for each u, and this update merges
+        its results; returns the intermediate Func to schedule (parallel or vectorize u)."""
+        from pixelweave.engine.rfactor import rfactor
+
+        if self.index == 0:
+            raise ScheduleError(f"rfactor applies to an update definition, not to {self.describe()}")
+        return rfactor(self.func, self.index - 1, preserved if var is None else [(preserved, var)])
+
     # ------------------------------------------------------------------ domain order
     def split(self, old: Any, outer: Any, inner: Any, factor: int, tail: TailStrategy = TailStrategy.AUTO) -> Stage:
         """Split `old` into `outer` * factor + `inner`; inner runs from 0 to factor - 1."""

@@ -224,18 +224,19 @@ class Realize(Stmt):
 
 
 class Provide(Stmt):
-    """Multi-dimensional store `name(args) = value`."""
+    """Multi-dimensional store `name(args) = value`; value_index is the element stored of a
+    Func that returns a Tuple (each element has storage of its own, `name.i`)."""
 
-    __slots__ = ("args", "name", "value")
+    __slots__ = ("args", "name", "value", "value_index")
 
-    def __init__(self, name: str, value: E.Expr, args: tuple[E.Expr, ...]) -> None:
-        self.name, self.value, self.args = name, value, tuple(args)
+    def __init__(self, name: str, value: E.Expr, args: tuple[E.Expr, ...], value_index: int = 0) -> None:
+        self.name, self.value, self.args, self.value_index = name, value, tuple(args), value_index
 
     def children(self):
         return (self.value, *self.args)
 
     def with_children(self, c) -> Provide:
-        return Provide(self.name, c[0], tuple(c[1:]))
+        return Provide(self.name, c[0], tuple(c[1:]), self.value_index)
 
 
 class Allocate(Stmt):

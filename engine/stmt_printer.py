@@ -92,7 +92,8 @@ def _emit_one(s: Stmt, depth: int, out: list[str], names: NameSource, fmt, check
         out.append(pad + "}")
     elif isinstance(s, Provide):
         args = ", ".join(fmt(a) for a in s.args)
-        out.append(f"{pad}{s.name}({args}) = {fmt(s.value)}")
+        element = f"[{s.value_index}]" if s.value_index else ""  # a later value of a Tuple
+        out.append(f"{pad}{s.name}({args}){element} = {fmt(s.value)}")
     elif isinstance(s, Allocate):
         where = "stack" if s.on_stack else "heap"
         out.append(f"{pad}allocate {s.name}[{s.type} * {fmt(s.size)}] on {where}")

@@ -59,7 +59,8 @@ class _Writer:
 
 
 def _definition_text(w: _Writer, d: Definition, schedules: bool) -> str:
-    parts = ["args(" + ",".join(w.expr(a) for a in d.args) + ")", "value(" + w.expr(d.value) + ")"]
+    values = ",".join(w.expr(v) for v in d.all_values())
+    parts = ["args(" + ",".join(w.expr(a) for a in d.args) + ")", "value(" + values + ")"]
     if d.predicate is not None:
         parts.append("where(" + w.expr(d.predicate) + ")")
     if d.rdom is not None:

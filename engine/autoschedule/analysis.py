@@ -58,7 +58,7 @@ class PipelineAnalysis:
     output_boxes: dict[int, Box]
     regions: dict[int, Box] = field(init=False)
     sites: dict[int, list[CallSite]] = field(init=False)
-    _value_bounds: dict[int, Interval | None] = field(init=False, default_factory=dict)
+    _value_bounds: dict[tuple[int, int], Interval | None] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.sites = {id(f): [] for f in self.pipeline.funcs}
@@ -115,10 +115,12 @@ class PipelineAnalysis:
         if call.call_kind != "func" or call.target.has_update_definition():
             return None
         f = call.target
-        if id(f) not in self._value_bounds:
-            self._value_bounds[id(f)] = None  # a guard against revisiting while computing
-            self._value_bounds[id(f)] = bounds_of(f.value(), self.scope, self._call_bounds)
-        return self._value_bounds[id(f)]
+        key = (id(f), call.value_index)  # one entry per value of a Func returning a Tuple
+        if key not in self._value_bounds:
+            self._value_bounds[key] = None  # a guard against revisiting while computing
+            value = f.definition().all_values()[call.value_index]
+            self._value_bounds[key] = bounds_of(value, self.scope, self._call_bounds)
+        return self._value_bounds[key]
 
     def call_box(self, call: E.Call, scope: dict[str, Interval]) -> Box:
         return [bounds_of(a, scope, self._call_bounds) for a in call.args]
@@ -228,11 +230,11 @@ def op_cost(e: E.Expr, inlined: dict[int, float]) -> float:
 
 def func_cost(f: Func, inlined: dict[int, float]) -> float:
     """Operations per point of f's pure definition (updates are costed per iteration)."""
-    return max(1.0, op_cost(f.value(), inlined))
+    return max(1.0, sum(op_cost(v, inlined) for v in f.definition().all_values()))
 
 
 def bytes_per_point(f: Func) -> int:
-    return max(1, f.type().bits // 8)
+    return max(1, sum(t.bits for t in f.types()) // 8)
 
 
 def finite(box: Box) -> bool:

@@ -292,7 +292,7 @@ class AnalyticScheduler:
 
     # ------------------------------------------------------------------ 4. directives
     def _lanes(self, f: Func, extent: float) -> int:
-        lanes = int(self.machine.lanes(f.type().bits) * self.overrides.lanes_scale.get(f.name(), 1.0))
+        lanes = int(self.machine.lanes(max(t.bits for t in f.types())) * self.overrides.lanes_scale.get(f.name(), 1.0))
         while lanes > 1 and lanes > extent:
             lanes //= 2
         return lanes if lanes >= 2 else 0

@@ -283,16 +283,19 @@ class Let(Expr):
 class Call(Expr):
     """A call: of a Func ('func'), an input image ('image') or a built-in function ('intrinsic').
 
-    For 'func' and 'image' calls `target` is the Func or ImageParam and args are coordinates.
+    For 'func' and 'image' calls `target` is the Func or ImageParam and args are coordinates;
+    value_index picks one element of a Func with a Tuple of values (Halide's Call::value_index).
     """
 
-    __slots__ = ("args", "call_kind", "name", "target")
+    __slots__ = ("args", "call_kind", "name", "target", "value_index")
 
-    def __init__(self, t: Type, name: str, args: tuple[Expr, ...], call_kind: str, target: Any = None) -> None:
-        self._init(_type=t, name=name, args=tuple(args), call_kind=call_kind, target=target)
+    def __init__(
+        self, t: Type, name: str, args: tuple[Expr, ...], call_kind: str, target: Any = None, value_index: int = 0
+    ) -> None:
+        self._init(_type=t, name=name, args=tuple(args), call_kind=call_kind, target=target, value_index=value_index)
 
     def _fields(self) -> tuple:
-        return (self.name, self.call_kind)
+        return (self.name, self.call_kind, self.value_index)
 
     def children(self) -> tuple[Expr, ...]:
         return self.args

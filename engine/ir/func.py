@@ -10,7 +10,9 @@ from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir import ops
 from pixelweave.engine.ir.coerce import cast, is_python_number, literal_of_type, to_expr
+from pixelweave.engine.ir.implicit import expand_call_args, expand_definition_args
 from pixelweave.engine.ir.ops import attach_operators
+from pixelweave.engine.ir.tuple import tuple_values
 from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.ir.var import RDom, Var
 from pixelweave.engine.ir.visit import find_calls, find_variables, walk
@@ -48,6 +50,11 @@ class Definition:
     predicate: E.Expr | None = None
     schedule: Any = None
     pure_vars: tuple[str, ...] = field(default=())
+    extra_values: tuple[E.Expr, ...] = field(default=())  # values 1.. of a Func with a Tuple of values
+
+    def all_values(self) -> tuple[E.Expr, ...]:
+        """Every value this definition stores, in Tuple order (one for a plain Func)."""
+        return (self.value, *self.extra_values)
 
 
 class Func(FuncScheduling):
@@ -82,9 +89,22 @@ class Func(FuncScheduling):
         return list(self._require_defined().args)
 
     def type(self) -> Type:
-        return self._require_defined().value.type()
+        d = self._require_defined()
+        if d.extra_values:
+            raise CompileError(f"Can't call Func::type on Func `{self._name}` because it returns a Tuple; use types()")
+        return d.value.type()
 
     output_type = type
+
+    def types(self) -> list[Type]:
+        """The type of each value (one for a Func that does not return a Tuple)."""
+        return [v.type() for v in self._require_defined().all_values()]
+
+    output_types = types
+
+    def outputs(self) -> int:
+        """How many values the Func has at each point (more than one: a Tuple)."""
+        return len(self._require_defined().all_values())
 
     def value(self) -> E.Expr:
         return self._require_defined().value
@@ -151,6 +171,11 @@ class Func(FuncScheduling):
             self._define_update(args, value)
 
     def _define_pure(self, args: tuple, value: Any) -> None:
+        values = tuple_values(value)
+        exprs = [to_expr(v) for v in (values if values is not None else [value])]
+        if not exprs:
+            raise CompileError(f"the pure definition of Func `{self._name}` is an empty Tuple")
+        args = expand_definition_args(args, exprs, f"the definition of Func `{self._name}`")
         names = []
         for i, a in enumerate(args):
             if not isinstance(a, Var):
@@ -161,17 +186,18 @@ class Func(FuncScheduling):
             if a.name in names:
                 raise CompileError(f"Var {a.name} appears twice in the pure definition of Func `{self._name}`")
             names.append(a.name)
-        e = to_expr(value)
         where = f"the pure definition of Func `{self._name}`"
-        for v in find_variables(e):
-            if v.kind == "var" and v.name not in names:
-                raise CompileError(f"undefined variable {v.name} in {where}: it is not one of its arguments")
-            if v.kind == "rvar":
-                raise CompileError(
-                    f"{where} uses reduction variable {v.name}; reductions over an RDom belong in an update definition"
-                )
-        _freeze_callees(e, self)
-        self._pure = Definition(tuple(args), e, pure_vars=tuple(names))
+        for e in exprs:
+            for v in find_variables(e):
+                if v.kind == "var" and v.name not in names:
+                    raise CompileError(f"undefined variable {v.name} in {where}: it is not one of its arguments")
+                if v.kind == "rvar":
+                    raise CompileError(
+                        f"{where} uses reduction variable {v.name}; reductions over an RDom belong in an update "
+                        "definition"
+                    )
+            _freeze_callees(e, self)
+        self._pure = Definition(tuple(args), exprs[0], pure_vars=tuple(names), extra_values=tuple(exprs[1:]))
 
     def _define_update(self, args: tuple, value: Any) -> None:
         index = len(self._updates)
@@ -183,20 +209,31 @@ class Func(FuncScheduling):
             )
         pure = self._pure
         assert pure is not None
+        values = tuple_values(value)
+        pure_values = pure.all_values()
+        if values is None:
+            values = [value]
+        if len(values) != len(pure_values):
+            raise CompileError(
+                f"{where} has {len(values)} value{'s' if len(values) != 1 else ''}, but the pure definition has "
+                f"{len(pure_values)}: every definition of a Func gives the same number of values"
+            )
+        exprs = []
+        for i, (v, p) in enumerate(zip(values, pure_values, strict=True)):
+            e = literal_of_type(v, p.type(), f" in {where}") if is_python_number(v) else to_expr(v)
+            if e.type() != p.type():
+                element = f" (Tuple element {i})" if len(pure_values) > 1 else ""
+                raise CompileError(
+                    f"in {where}: the value{element} has type {e.type()}, but the pure definition has type "
+                    f"{p.type()}; use an explicit cast"
+                )
+            exprs.append(e)
+        args = expand_definition_args(args, exprs, where)
         coords = normalize_call_args(args, f"the left-hand side of {where}")
         if len(coords) != len(pure.args):
             raise CompileError(
                 f"{where} has {len(coords)} argument{'s' if len(coords) != 1 else ''}, but the pure "
                 f"definition has {len(pure.args)}"
-            )
-        if is_python_number(value):
-            e = literal_of_type(value, pure.value.type(), f" in {where}")
-        else:
-            e = to_expr(value)
-        if e.type() != pure.value.type():
-            raise CompileError(
-                f"in {where}: the value has type {e.type()}, but the pure definition has type "
-                f"{pure.value.type()}; use an explicit cast"
             )
         pure_vars = []
         for c in coords:
@@ -205,7 +242,7 @@ class Func(FuncScheduling):
                     raise CompileError(f"Var {c.name} appears twice on the left-hand side of {where}")
                 pure_vars.append(c.name)
         rdoms: dict[int, RDom] = {}
-        for part in (*coords, e):
+        for part in (*coords, *exprs):
             for v in find_variables(part):
                 if v.kind == "var" and v.name not in pure_vars:
                     raise CompileError(
@@ -217,7 +254,7 @@ class Func(FuncScheduling):
         if len(rdoms) > 1:
             names = ", ".join(r.name for r in rdoms.values())
             raise CompileError(f"{where} uses more than one RDom ({names}); combine them into one RDom")
-        for call in find_calls(e):
+        for call in (c for e in exprs for c in find_calls(e)):
             if call.call_kind == "func" and call.target is self:
                 for i, (lhs, arg) in enumerate(zip(coords, call.args, strict=True)):
                     if isinstance(lhs, Var) and not (isinstance(arg, E.Variable) and arg.name == lhs.name):
@@ -227,12 +264,24 @@ class Func(FuncScheduling):
                             f"{arg} where the left-hand side has {lhs.name}"
                         )
         rdom = next(iter(rdoms.values()), None)
-        _freeze_callees(e, self)
-        for c in coords:
-            _freeze_callees(c, self)
+        for part in (*exprs, *coords):
+            _freeze_callees(part, self)
         self._updates.append(
-            Definition(coords, e, rdom, rdom.predicate() if rdom is not None else None, pure_vars=tuple(pure_vars))
+            Definition(
+                coords,
+                exprs[0],
+                rdom,
+                rdom.predicate() if rdom is not None else None,
+                pure_vars=tuple(pure_vars),
+                extra_values=tuple(exprs[1:]),
+            )
         )
+
+    def replace_update(self, i: int, definition: Definition) -> None:
+        """Put `definition` in place of update i: rfactor rewrites a reduction this way."""
+        for part in (*definition.all_values(), *definition.args):
+            _freeze_callees(part, self)
+        self._updates[i] = definition
 
     def _implicit_pure(self, nargs: int, t: Type, identity: int) -> None:
         """`f[args] += e` on an undefined Func first defines f as the identity over new Vars."""
@@ -268,6 +317,33 @@ class FuncRef:
     def _as_expr(self) -> E.Expr:
         if self._expr is not None:
             return self._expr
+        if self.is_tuple():
+            raise CompileError(
+                f"Can't convert a reference to Func `{self.func.name()}` to an Expr, because it returns a Tuple "
+                f"of {self.func.outputs()} values; pick one with [i]"
+            )
+        self._expr = self._element(0)
+        return self._expr
+
+    def is_tuple(self) -> bool:
+        """Whether the Func referred to has a Tuple of values."""
+        return self.func._pure is not None and bool(self.func._pure.extra_values)
+
+    def elements(self) -> list[E.Expr]:
+        """A call of each value of the Func at these coordinates."""
+        return [self._element(i) for i in range(self.func.outputs())]
+
+    def __getitem__(self, i: Any) -> E.Expr:
+        """`f[x, y][i]`: value i of a Func that returns a Tuple."""
+        f = self.func
+        if not self.is_tuple():
+            raise CompileError(f"Can't index into a reference to Func `{f.name()}`, because it does not return a Tuple")
+        n = f.outputs()
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n:
+            raise CompileError(f"Tuple index {i!r} of Func `{f.name()}` is out of range: it has {n} values")
+        return self._element(i)
+
+    def _element(self, index: int) -> E.Expr:
         f = self.func
         if f._pure is None:
             raise CompileError(
@@ -275,16 +351,16 @@ class FuncRef:
                 "using it (and a Func cannot refer to itself in its pure definition: recursion needs "
                 "an update definition over an RDom)"
             )
-        coords = normalize_call_args(self.raw_args, f"Func `{f.name()}`")
         n = len(f._pure.args)
+        raw = expand_call_args(self.raw_args, n, f"Func `{f.name()}`")
+        coords = normalize_call_args(raw, f"Func `{f.name()}`")
         if len(coords) != n:
             names = ", ".join(v.name for v in f._pure.args)
             raise CompileError(
                 f"Func `{f.name()}` is called with {len(coords)} argument{'s' if len(coords) != 1 else ''}, "
                 f"but was defined with {n} ({names})"
             )
-        self._expr = E.Call(f.type(), f.name(), coords, "func", f)
-        return self._expr
+        return E.Call(f._pure.all_values()[index].type(), f.name(), coords, "func", f, index)
 
     def type(self) -> Type:
         return self._as_expr().type()
@@ -295,6 +371,11 @@ class FuncRef:
         makes `ref` the expression `f(x) + e` and leaves f alone. An undefined f is first
         defined as the identity of the operation."""
         f = self.func
+        if self.is_tuple() or tuple_values(rhs) is not None:
+            raise CompileError(
+                f"an update such as += of Func `{f.name()}` needs a single value; for a Func that returns a Tuple "
+                "write each element: f[x] = (f[x][0] + a, f[x][1] + b)"
+            )
         if f._pure is None:
             t = to_expr(rhs).type()
             f._implicit_pure(len(normalize_call_args(self.raw_args, f"Func `{f.name()}`")), t, identity)

@@ -360,7 +360,12 @@ def _lossless_cast(t: Type, e: E.Expr) -> E.Expr | None:
 
 
 def select(cond: Any, true_value: Any, false_value: Any, *more: Any) -> E.Expr:
-    """select(c, a, b) is a where c holds, else b; select(c1, v1, c2, v2, ..., default) chains."""
+    """select(c, a, b) is a where c holds, else b; select(c1, v1, c2, v2, ..., default) chains.
+    With Tuples as values it selects element by element and gives a Tuple."""
+    from pixelweave.engine.ir.tuple import select_tuples, tuple_values
+
+    if any(tuple_values(v) is not None for v in (true_value, false_value, *more)):
+        return select_tuples((cond, true_value, false_value, *more), select)
     if more:
         if len(more) % 2:
             raise CompileError("select takes an odd number of arguments: (c1, v1, c2, v2, ..., default)")

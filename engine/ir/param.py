@@ -176,8 +176,12 @@ class ImageParam:
 
     def __getitem__(self, args: Any) -> E.Call:
         from pixelweave.engine.ir.func import normalize_call_args
+        from pixelweave.engine.ir.implicit import expand_call_args
 
-        coords = normalize_call_args(args, f"input image `{self._name}`")
+        raw = args if isinstance(args, tuple) else (args,)
+        coords = normalize_call_args(
+            expand_call_args(raw, len(self._dims), f"input image `{self._name}`"), f"input image `{self._name}`"
+        )
         if len(coords) != len(self._dims):
             raise CompileError(
                 f"input image `{self._name}` is called with {len(coords)} argument"

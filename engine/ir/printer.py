@@ -60,8 +60,14 @@ def _format(e: E.Expr, expr_to_string) -> str:
         return f"(let {e.name} = {expr_to_string(e.value)} in {expr_to_string(e.body)})"
     if isinstance(e, E.Call):
         args = ", ".join(expr_to_string(a) for a in e.args)
-        return f"{e.name}({args})"
+        element = f"[{e.value_index}]" if e.call_kind == "func" and _is_tuple_func(e.target) else ""
+        return f"{e.name}({args}){element}"
     printer = getattr(e, "to_string", None)
     if printer is not None:
         return printer(expr_to_string)
     return f"<{type(e).__name__}>"
+
+
+def _is_tuple_func(target: object) -> bool:
+    outputs = getattr(target, "outputs", None)
+    return callable(outputs) and outputs() > 1

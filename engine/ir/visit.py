@@ -48,7 +48,7 @@ def rebuild(e: E.Expr, children: tuple[E.Expr, ...]) -> E.Expr:
     if isinstance(e, E.Let):
         return E.Let(e.name, children[0], children[1])
     if isinstance(e, E.Call):
-        return E.Call(e.type(), e.name, children, e.call_kind, e.target)
+        return E.Call(e.type(), e.name, children, e.call_kind, e.target, e.value_index)
     rebuild_with = getattr(e, "with_children", None)
     if rebuild_with is not None:
         return rebuild_with(children)

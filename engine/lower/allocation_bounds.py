@@ -27,19 +27,21 @@ from pixelweave.engine.stmt_visit import StmtMutator
 
 def allocation_bounds(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     # One walk sizes every realization (inner ones first); a Func's box never depends on the
-    # bounds of the realizations inside its own, so the order of Funcs does not matter.
-    return _SizeRealize({info.name for info in ctx.funcs if not info.is_output}).mutate(stmt)
+    # bounds of the realizations inside its own, so the order of Funcs does not matter. A
+    # Tuple's values each have storage of that size: the widest is checked.
+    widest = {info.name: max(info.types, key=lambda t: t.bits) for info in ctx.funcs if not info.is_output}
+    return _SizeRealize(widest).mutate(stmt)
 
 
 class _SizeRealize(StmtMutator):
-    """Give `realize f` the bounds of everything f's stages write below it, for f in names."""
+    """Give `realize f` the bounds of everything f's stages write below it, for each f in element_types."""
 
-    def __init__(self, names: set[str]) -> None:
-        self.names = names
+    def __init__(self, element_types: dict[str, Type]) -> None:
+        self.element_types = element_types
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
         body = self.mutate(s.body)
-        if s.name not in self.names:
+        if s.name not in self.element_types:
             return s if body is s.body else Realize(s.name, s.type, s.bounds, body, s.folds)
         name = s.name
         box = box_touched(body, name, calls=True, provides=True)
@@ -57,7 +59,7 @@ class _SizeRealize(StmtMutator):
             bounds.append((iv.lo, extent))
             wide_extents.append(wide_extent(iv.lo, iv.hi, extent))
         realize = Realize(s.name, s.type, tuple(bounds), body, s.folds)
-        return make_block([storage_size_check(name, s.type, wide_extents), realize])
+        return make_block([storage_size_check(name, self.element_types[name], wide_extents), realize])
 
 
 I64 = Int(64)

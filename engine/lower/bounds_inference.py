@@ -152,7 +152,7 @@ def _stage_lets(info: FuncInfo, required: Box) -> list[tuple[str, E.Expr]]:
         pure_region = union_box(pure_region, written)
         from pixelweave.engine.ir.visit import walk
 
-        for node in walk(d.value):
+        for node in (n for v in d.all_values() for n in walk(v)):
             if isinstance(node, E.Call) and node.call_kind == "func" and node.name == name:
                 pure_region = union_box(pure_region, [interval_of(a, scope) for a in node.args])
     pure_region = simplify_box(pure_region)

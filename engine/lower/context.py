@@ -34,6 +34,11 @@ class FuncInfo:
     def type(self):
         return self.stages[0].definition.value.type()
 
+    @property
+    def types(self) -> list:
+        """The type of each value; more than one for a Func that returns a Tuple."""
+        return [v.type() for v in self.stages[0].definition.all_values()]
+
     def compute_level(self) -> LoopLevel:
         if self.is_output:
             return LoopLevel.root()
@@ -124,14 +129,15 @@ def _copy_consumed_outputs(ctx: LoweringContext, used: set[str]) -> None:
         id(call.target)
         for info in ctx.funcs
         for stage in info.stages
-        for e in (stage.definition.value, *stage.definition.args)
+        for e in (*stage.definition.all_values(), *stage.definition.args)
         for call in call_targets(e)
         if call.target is not info.func
     }
     for info in list(ctx.funcs):
         if not info.is_output:
             continue
-        if id(info.func) not in called and not info.schedule.bounds and not _rounds_up(info):
+        is_tuple = len(info.types) > 1
+        if id(info.func) not in called and not info.schedule.bounds and not _rounds_up(info) and not is_tuple:
             continue
         out_name = info.name
         internal = f"{out_name}_computed"
@@ -143,12 +149,20 @@ def _copy_consumed_outputs(ctx: LoweringContext, used: set[str]) -> None:
         info.computes_output = True
         info.schedule = replace(info.schedule, compute_level=LoopLevel.root(), store_level=None)
         args = tuple(E.Variable(v, Int(32), "var") for v in info.pure_vars)
-        d = Definition(args, E.Call(info.type, internal, args, "func", info.func), pure_vars=tuple(info.pure_vars))
-        d.schedule = StageSchedule.for_definition(d)
-        copy = FuncInfo(
-            _OutputCopy(out_name), out_name, [StageInfo(d, d.schedule)], FuncSchedule(), True, info.pure_vars
-        )
-        ctx.funcs.append(copy)
+        # A Func returning a Tuple has one output buffer per value, `f.0`, `f.1`, ... (as in
+        # Halide): each is a copy of its value.
+        copies = [(out_name, 0)] if not is_tuple else [(f"{out_name}.{i}", i) for i in range(len(info.types))]
+        for copy_name, index in copies:
+            call = E.Call(info.types[index], internal, args, "func", info.func, index)
+            d = Definition(args, call, pure_vars=tuple(info.pure_vars))
+            d.schedule = StageSchedule.for_definition(d)
+            copy = FuncInfo(
+                _OutputCopy(copy_name), copy_name, [StageInfo(d, d.schedule)], FuncSchedule(), True, info.pure_vars
+            )
+            ctx.funcs.append(copy)
+        if is_tuple:
+            at = ctx.output_names.index(out_name)
+            ctx.output_names[at : at + 1] = [name for name, _ in copies]
 
 
 def _rounds_up(info: FuncInfo) -> bool:

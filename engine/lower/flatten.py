@@ -8,7 +8,7 @@ innermost); input and output buffers use the strides of the arrays passed in.
 from __future__ import annotations
 
 from pixelweave.engine.ir import expr as E
-from pixelweave.engine.ir.types import Int
+from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.ir.visit import mutate
 from pixelweave.engine.lower.context import LoweringContext
 from pixelweave.engine.lower.simplify import as_const_int, simplify
@@ -43,22 +43,33 @@ def flat_index(
 
 def storage_flattening(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     orders = {}
+    tuple_types = {}
     for info in ctx.funcs:
         order = info.schedule.storage_order
         orders[info.name] = [info.pure_vars.index(v) for v in order] if order else list(range(len(info.pure_vars)))
-    return _Flatten(orders).mutate(stmt)
+        if len(info.types) > 1:
+            tuple_types[info.name] = info.types
+    return _Flatten(orders, tuple_types).mutate(stmt)
+
+
+def value_buffer(name: str, value_index: int, tuple_types: dict) -> str:
+    """The storage of one value of a Func: `name.i` for a Func returning a Tuple (as Halide
+    names it), the Func's own name otherwise."""
+    return f"{name}.{value_index}" if name in tuple_types else name
 
 
 class _Flatten(StmtMutator):
-    def __init__(self, orders: dict[str, list[int]]) -> None:
+    def __init__(self, orders: dict[str, list[int]], tuple_types: dict | None = None) -> None:
         self.orders = orders
+        self.tuple_types = tuple_types or {}
         self.folds: dict[str, dict[int, int]] = {}
 
     def mutate_expr(self, e: E.Expr) -> E.Expr:
         def fn(node: E.Expr) -> E.Expr | None:
             if isinstance(node, E.Call) and node.call_kind in ("func", "image"):
                 args = tuple(self.mutate_expr(a) for a in node.args)
-                return Load(node.type(), node.name, self._index(node.name, args))
+                name = value_buffer(node.name, node.value_index, self.tuple_types)
+                return Load(node.type(), name, self._index(name, args))
             return None
 
         return mutate(e, fn)
@@ -66,24 +77,33 @@ class _Flatten(StmtMutator):
     def visit_Provide(self, s: Provide) -> Stmt:  # noqa: N802
         value = self.mutate_expr(s.value)
         args = tuple(self.mutate_expr(a) for a in s.args)
-        return Store(s.name, value, self._index(s.name, args))
+        name = value_buffer(s.name, s.value_index, self.tuple_types)
+        return Store(name, value, self._index(name, args))
 
     def _index(self, name: str, args: tuple[E.Expr, ...]) -> E.Expr:
         internal = name in self.folds
         return flat_index(name, args, self.folds.get(name), dense_first=not internal)
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
-        name = s.name
-        self.folds[name] = s.folds
+        # A Func returning a Tuple has one allocation per value, all over the same region.
+        types = self.tuple_types.get(s.name, [s.type])
+        names = [value_buffer(s.name, i, self.tuple_types) for i in range(len(types))]
+        for name in names:
+            self.folds[name] = s.folds
         body = self.mutate(s.body)
-        order = self.orders.get(name, list(range(len(s.bounds))))
+        for name, t in reversed(list(zip(names, types, strict=True))):
+            body = self._allocate(s.name, name, t, s, body)
+        return body
+
+    def _allocate(self, func: str, name: str, t: Type, s: Realize, body: Stmt) -> Stmt:
+        order = self.orders.get(func, list(range(len(s.bounds))))
         bounds = [(E.Const(I32, 0), E.Const(I32, s.folds[i])) if i in s.folds else b for i, b in enumerate(s.bounds)]
         size: E.Expr = E.Const(I32, 1)
         strides: dict[int, E.Expr] = {}
         for i in order:
             strides[i] = size
             size = simplify(E.Mul(size, _v(f"{name}.extent.{i}")))
-        elem_bytes = max(s.type.bits // 8, 1)
+        elem_bytes = max(t.bits // 8, 1)
         lets: list[tuple[str, E.Expr]] = []
         for i, (lo, extent) in enumerate(bounds):
             lets.append((f"{name}.min.{i}", lo))
@@ -95,7 +115,7 @@ class _Flatten(StmtMutator):
         on_stack = constant is not None and constant * elem_bytes <= STACK_LIMIT_BYTES
         # A size that is not constant names the extent lets bound just outside the
         # allocation rather than repeating their (often long) values.
-        result: Stmt = Allocate(name, s.type, total if constant is not None else size, on_stack, body)
+        result: Stmt = Allocate(name, t, total if constant is not None else size, on_stack, body)
         for let_name, value in reversed(lets):
             result = LetStmt(let_name, value, result)
         return result

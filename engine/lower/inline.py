@@ -17,7 +17,7 @@ from pixelweave.engine.lower.context import LoweringContext
 def inline_functions(ctx: LoweringContext) -> None:
     """Rewrite each stage's expressions in place (in realization order, so callees first),
     with user objects (Param, Var, RVar) replaced by plain variables and lerp expanded."""
-    inlined_bodies: dict[int, tuple[list[str], E.Expr]] = {}
+    inlined_bodies: dict[int, tuple[list[str], tuple[E.Expr, ...]]] = {}
     names = {id(info.func): info.name for info in ctx.funcs}
 
     def rewrite(e: E.Expr) -> E.Expr:
@@ -32,9 +32,9 @@ def inline_functions(ctx: LoweringContext) -> None:
                 args = tuple(rewrite(a) for a in node.args)
                 body = inlined_bodies.get(id(node.target))
                 if body is not None:
-                    params, value = body
-                    return substitute(value, dict(zip(params, args, strict=True)))
-                return E.Call(node.type(), names[id(node.target)], args, "func", node.target)
+                    params, values = body
+                    return substitute(values[node.value_index], dict(zip(params, args, strict=True)))
+                return E.Call(node.type(), names[id(node.target)], args, "func", node.target, node.value_index)
             return None
 
         return mutate(e, fn)
@@ -45,11 +45,12 @@ def inline_functions(ctx: LoweringContext) -> None:
             stage.definition = replace(
                 d,
                 value=rewrite(d.value),
+                extra_values=tuple(rewrite(v) for v in d.extra_values),
                 args=tuple(rewrite(a) for a in d.args),
                 predicate=rewrite(d.predicate) if d.predicate is not None else None,
             )
         if info.is_inlined():
-            inlined_bodies[id(info.func)] = (info.pure_vars, info.stages[0].definition.value)
+            inlined_bodies[id(info.func)] = (info.pure_vars, info.stages[0].definition.all_values())
     ctx.funcs = [info for info in ctx.funcs if not info.is_inlined()]
 
 

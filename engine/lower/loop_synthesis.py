@@ -61,9 +61,9 @@ def build_stage(info: FuncInfo, k: int) -> Stmt:
         _apply_split(split, bounds, lets, guards, k, split.is_rvar or split.old in is_rvar)
     # The innermost statement: the definition with variables renamed to loop names.
     renames = {v: var(prefix + v) for v in originals}
-    value = substitute(d.value, renames)
+    values = [substitute(v, renames) for v in d.all_values()]
     args = tuple(substitute(a, renames) for a in d.args)
-    body: Stmt = Provide(info.name, value, args)
+    body = _provide(info.name, prefix, values, args)
     if d.predicate is not None:
         body = IfThenElse(substitute(d.predicate, renames), body)
     # Each guard goes just inside the let of the variable it tests, outside the lets
@@ -81,6 +81,18 @@ def build_stage(info: FuncInfo, k: int) -> Stmt:
             dim.for_type,
             body,
         )
+    return body
+
+
+def _provide(name: str, prefix: str, values: list[E.Expr], args: tuple[E.Expr, ...]) -> Stmt:
+    """The store of one point. The values of a Tuple are all computed (from the old values,
+    which they may read) before any is stored, so they are bound to lets first."""
+    if len(values) == 1:
+        return Provide(name, values[0], args)
+    temps = [E.Variable(f"{prefix}value.{i}", v.type()) for i, v in enumerate(values)]
+    body: Stmt = make_block([Provide(name, t, args, i) for i, t in enumerate(temps)])
+    for t, v in reversed(list(zip(temps, values, strict=True))):
+        body = LetStmt(t.name, v, body)
     return body
 
 

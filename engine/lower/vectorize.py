@@ -104,7 +104,7 @@ class _Widen(StmtMutator):
             return E.Cast(e.type().with_lanes(n), kids[0])
         if isinstance(e, E.Call):
             args = tuple(_broadcast(k, n) for k in kids)
-            return E.Call(e.type().with_lanes(n), e.name, args, e.call_kind, e.target)
+            return E.Call(e.type().with_lanes(n), e.name, args, e.call_kind, e.target, e.value_index)
         return rebuild(e, tuple(_broadcast(k, n) for k in kids))
 
     # ------------------------------------------------------------------ statements
