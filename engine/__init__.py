@@ -57,6 +57,17 @@ from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 from pixelweave.engine.ir.var import RDom, RVar, Var
 from pixelweave.engine.pipeline import Pipeline
 from pixelweave.engine.schedule import LoopLevel, TailStrategy
+from pixelweave.engine.target_api import (
+    Target,
+    TargetArch,
+    TargetFeature,
+    TargetOS,
+    get_host_target,
+    get_jit_target_from_environment,
+    get_target_from_environment,
+)
+
+HalideError = PixelweaveError  # Halide's Python bindings raise HalideError for every refusal
 
 __all__ = [
     "Bool",
@@ -67,6 +78,7 @@ __all__ = [
     "Float",
     "Func",
     "FuncRef",
+    "HalideError",
     "ImageParam",
     "InputError",
     "Int",
@@ -79,6 +91,10 @@ __all__ = [
     "RuntimeFailure",
     "ScheduleError",
     "TailStrategy",
+    "Target",
+    "TargetArch",
+    "TargetFeature",
+    "TargetOS",
     "Type",
     "UInt",
     "Var",
@@ -97,6 +113,9 @@ __all__ = [
     "f32",
     "f64",
     "floor",
+    "get_host_target",
+    "get_jit_target_from_environment",
+    "get_target_from_environment",
     "i8",
     "i16",
     "i32",

@@ -151,7 +151,10 @@ class Pipeline:
         from pixelweave.engine.lower import deep_recursion, lower
         from pixelweave.engine.runtime.jit import compile_pipeline, compiled_by_structure
         from pixelweave.engine.stmt_printer import loop_nest_to_string
+        from pixelweave.engine.target_api import Target, engine_target_name
 
+        profile = profile or (isinstance(target, Target) and target.profile())
+        target = engine_target_name(target)
         if checked and target == "opencl":
             raise CompileError("checked=True is available for CPU targets only, not target='opencl'")
         key = (target, level, profile, checked, self._schedule_signature())
@@ -222,7 +225,9 @@ class Pipeline:
 
         from pixelweave.engine.lower import deep_recursion, lower
         from pixelweave.engine.runtime.library import export_library
+        from pixelweave.engine.target_api import engine_target_name
 
+        target = engine_target_name(target)
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise CompileError(f"library name {name!r} must be a C identifier (letters, digits, underscores)")
         lowering = lower(self, target if target == "opencl" else "host", name=name)

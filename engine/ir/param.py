@@ -46,9 +46,34 @@ class Param(E.Variable):
     def set_range(self, lo: int | float | None, hi: int | float | None) -> None:
         object.__setattr__(self, "range", (lo, hi))
 
+    def min_value(self) -> E.Expr | None:
+        """The declared lower bound as an Expr of the Param's type (None without one)."""
+        lo = self.range[0]
+        return None if lo is None else scalar_expr(lo, self.type())
+
+    def max_value(self) -> E.Expr | None:
+        """The declared upper bound as an Expr of the Param's type (None without one)."""
+        hi = self.range[1]
+        return None if hi is None else scalar_expr(hi, self.type())
+
+    def set_min_value(self, value: Any) -> None:
+        self.set_range(_bound_value(self, value, "min"), self.range[1])
+
+    def set_max_value(self, value: Any) -> None:
+        self.set_range(self.range[0], _bound_value(self, value, "max"))
+
     def set_estimate(self, value: int | float) -> None:
         """The value the automatic scheduler assumes (without one it uses the current value)."""
         object.__setattr__(self, "estimate", self._check(value))
+
+
+def _bound_value(param: Param, value: Any, which: str) -> int | float:
+    """A Python number for a Param's min or max (a constant Expr is accepted, as in Halide)."""
+    if isinstance(value, E.Const):
+        value = value.value
+    elif isinstance(value, E.Expr):
+        raise CompileError(f"the {which} value of Param `{param.name}` must be a constant, got {value}")
+    return check_scalar(param.name, param.type(), value)
 
 
 def check_scalar(name: str, t: Type, value: Any) -> int | float:
