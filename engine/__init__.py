@@ -1,5 +1,6 @@
 """Pixelweave's compiler: Halide's algorithm language in Python (`import pixelweave as pw` re-exports it)."""
 
+from pixelweave.engine.buffer_api import Buffer
 from pixelweave.engine.errors import (
     BoundsError,
     CompileError,
@@ -73,6 +74,7 @@ __all__ = [
     "Bool",
     "BoundaryConditions",
     "BoundsError",
+    "Buffer",
     "CompileError",
     "Expr",
     "Float",

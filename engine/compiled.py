@@ -82,14 +82,24 @@ class Compiled:
         sizes: list[int] | tuple[int, ...],
         inputs: dict[str, Any] | None = None,
         out: np.ndarray | list[np.ndarray] | None = None,
+        mins: list[int] | None = None,
     ) -> np.ndarray | list[np.ndarray]:
+        """`mins` moves the computed domain to [mins, mins + sizes) (0 by default); inputs
+        given as `Buffer`s are read over their own mins."""
         images, params = resolve_inputs(self.pipeline, inputs)
         sizes = check_sizes(self.pipeline, sizes)
         args: dict[str, Any] = dict(images)
         for p in self.pipeline.params:
             args[p.name] = params[p.name]
         outputs = self._output_arrays(sizes, out)
-        self.native(args, dict(zip(self.output_names, outputs, strict=True)))
+        buffer_mins = {
+            im.name(): [params[f"{im.name()}.min.{i}"] for i in range(im.dimensions())] for im in self.pipeline.images
+        }
+        if mins is not None:
+            if len(mins) != len(sizes):
+                raise InputError(f"{len(sizes)} sizes but {len(mins)} mins were given")
+            buffer_mins.update({name: list(mins) for name in self.output_names})
+        self.native(args, dict(zip(self.output_names, outputs, strict=True)), mins=buffer_mins)
         return outputs[0] if len(outputs) == 1 else outputs
 
     def _output_arrays(self, sizes: list[int], out: Any) -> list[np.ndarray]:

@@ -9,6 +9,7 @@ import numpy as np
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.func import Definition, Func
+from pixelweave.engine.ir.output_buffer import check_output_layout
 from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.visit import walk
 
@@ -251,8 +252,36 @@ class Pipeline:
         checked: bool = False,
     ) -> np.ndarray | list[np.ndarray]:
         """Compile once (cached by schedule and target) and run; like realize_reference.
-        checked=True compiles with every load and store index tested (see compile)."""
+        checked=True compiles with every load and store index tested (see compile).
+        Given `Buffer`s instead of sizes (one per output), computes over their domains
+        (mins included) into them, as Halide's `realize(buffer)`, and returns them."""
+        from pixelweave.engine.realize_buffers import as_output_buffers, realize_into
+
+        buffers = as_output_buffers(sizes)
+        if buffers is not None:
+            realize_into(self, buffers, inputs, target, checked)
+            return sizes
+        for f in self.outputs:
+            check_output_layout(f, [0] * len(sizes), list(sizes), None)
         return self.compile(target, checked=checked)(sizes, inputs, out)
+
+    def realize_buffers(self, sizes: Any, target: Any = "host") -> Any:
+        """Halide's `realize`: sizes give new `Buffer`s (laid out as output_buffer() strides
+        ask), Buffers are filled over their mins; returns one Buffer or a list."""
+        from pixelweave.engine.realize_buffers import allocate_outputs, as_output_buffers, realize_into
+
+        buffers = as_output_buffers(sizes)
+        if buffers is None:
+            buffers = allocate_outputs(self, sizes)
+        realize_into(self, buffers, None, target, False)
+        return buffers[0] if len(buffers) == 1 else buffers
+
+    def infer_input_bounds(self, sizes: Any) -> None:
+        """Give every input image without a buffer one covering what realizing over sizes
+        reads (Halide's `infer_input_bounds`)."""
+        from pixelweave.engine.realize_buffers import infer_input_bounds
+
+        infer_input_bounds(self, sizes)
 
     def _symbol_name(self) -> str:
         import re
@@ -265,13 +294,16 @@ class Pipeline:
         parts = []
         for f in self.funcs:
             stages = [repr(d.schedule) for d in func_definitions(f)]
-            parts.append((id(f), f.num_update_definitions(), repr(f.schedule_of()), tuple(stages)))
+            constraints = f.output_constraints()
+            layout = repr(sorted(constraints.constraints.items())) if constraints is not None else ""
+            parts.append((id(f), f.num_update_definitions(), repr(f.schedule_of()), tuple(stages), layout))
         return tuple(parts)
 
     def realize_reference(
-        self, sizes: list[int] | tuple[int, ...], inputs: dict[str, Any] | None = None
+        self, sizes: list[int] | tuple[int, ...], inputs: dict[str, Any] | None = None, mins: list[int] | None = None
     ) -> np.ndarray | list[np.ndarray]:
-        """Evaluate the outputs over [0, size) per dimension with NumPy, ignoring schedules."""
+        """Evaluate the outputs over [mins, mins + size) per dimension (mins default to 0)
+        with NumPy, ignoring schedules."""
         from pixelweave.engine.reference import realize_reference
 
-        return realize_reference(self, sizes, inputs)
+        return realize_reference(self, sizes, inputs, mins)

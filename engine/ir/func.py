@@ -62,6 +62,7 @@ class Func(FuncScheduling):
         self._frozen_by: str | None = None
         self._schedule_state: Any = None
         self._estimates: dict[str, tuple[int, int]] = {}
+        self._output_buffer: Any = None
 
     # ------------------------------------------------------------------ introspection
     def name(self) -> str:
@@ -109,6 +110,35 @@ class Func(FuncScheduling):
 
     def __repr__(self) -> str:
         return f"<engine.Func {self._name}>"
+
+    # ------------------------------------------------------------------ realizing (Halide's JIT API)
+    def realize(self, sizes: Any = None, target: Any = "host") -> Any:
+        """Compute this Func over [0, sizes) and return a `Buffer`, or fill the `Buffer`(s)
+        given (over their mins), as Halide's `Func.realize`. Inputs come from
+        `ImageParam.set` and `Param.set`."""
+        from pixelweave.engine.pipeline import Pipeline
+
+        return Pipeline(self).realize_buffers(sizes if sizes is not None else [], target or "host")
+
+    def infer_input_bounds(self, sizes: Any = None, target: Any = "host") -> None:
+        """Give every ImageParam without a buffer one that covers what realizing over sizes
+        reads (zero-filled, with the mins it needs), as Halide's `infer_input_bounds`."""
+        from pixelweave.engine.pipeline import Pipeline
+
+        Pipeline(self).infer_input_bounds(sizes if sizes is not None else [])
+
+    def output_buffer(self) -> Any:
+        """Constraints on the buffer this Func is realized into (Halide's OutputImageParam)."""
+        from pixelweave.engine.ir.output_buffer import OutputBuffer
+
+        if self._output_buffer is None:
+            self._require_defined()
+            self._output_buffer = OutputBuffer(self)
+        return self._output_buffer
+
+    def output_constraints(self) -> Any:
+        """The OutputBuffer of `output_buffer()`, or None if it was never asked for."""
+        return self._output_buffer
 
     # ------------------------------------------------------------------ size estimates
     def set_estimate(self, var: Any, min: int, extent: int) -> Func:  # noqa: A002 - Halide's keyword

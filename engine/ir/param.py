@@ -178,8 +178,16 @@ class ImageParam:
     def bottom(self) -> E.Expr:
         return self.dim(1).max()
 
-    def set(self, array: np.ndarray) -> None:
-        self._array = check_image(self, array)
+    def set(self, array: Any) -> None:
+        """Bind a NumPy array (its mins are 0) or a `Buffer` (read over its own mins)."""
+        from pixelweave.engine.buffer_api import Buffer
+
+        check_image(self, array.array() if isinstance(array, Buffer) else array)
+        self._array = array
+
+    def reset(self) -> None:
+        """Forget the bound array or Buffer (Halide's `ImageParam.reset`)."""
+        self._array = None
 
     def set_estimates(self, ranges: list[tuple[int, int]]) -> ImageParam:
         """Expected (min, extent) of every dimension, read by the automatic scheduler."""
@@ -196,7 +204,8 @@ class ImageParam:
         """The (min, extent) estimate of each dimension given so far, by dimension index."""
         return dict(self._estimates)
 
-    def get(self) -> np.ndarray | None:
+    def get(self) -> Any:
+        """What `set` bound: a NumPy array or a Buffer (None if nothing was)."""
         return self._array
 
     def __getitem__(self, args: Any) -> E.Call:
