@@ -11,6 +11,8 @@ from pixelweave.engine.errors import (
 )
 from pixelweave.engine.ir import boundary as BoundaryConditions
 from pixelweave.engine.ir.coerce import cast
+from pixelweave.engine.ir.debug_print import print_expr as print
+from pixelweave.engine.ir.debug_print import print_when
 from pixelweave.engine.ir.expr import Expr
 from pixelweave.engine.ir.func import Func, FuncRef
 from pixelweave.engine.ir.ops import (
@@ -59,6 +61,7 @@ from pixelweave.engine.ir.var import RDom, RVar, Var
 from pixelweave.engine.pipeline import Pipeline
 from pixelweave.engine.schedule import LoopLevel, TailStrategy
 from pixelweave.engine.target_api import (
+    StmtOutputFormat,
     Target,
     TargetArch,
     TargetFeature,
@@ -67,6 +70,7 @@ from pixelweave.engine.target_api import (
     get_jit_target_from_environment,
     get_target_from_environment,
 )
+from pixelweave.engine.tracing import TraceEvent, set_trace_file, set_trace_handler
 
 HalideError = PixelweaveError  # Halide's Python bindings raise HalideError for every refusal
 
@@ -92,11 +96,13 @@ __all__ = [
     "RVar",
     "RuntimeFailure",
     "ScheduleError",
+    "StmtOutputFormat",
     "TailStrategy",
     "Target",
     "TargetArch",
     "TargetFeature",
     "TargetOS",
+    "TraceEvent",
     "Type",
     "UInt",
     "Var",
@@ -130,9 +136,13 @@ __all__ = [
     "max",
     "min",
     "pow",
+    "print",
+    "print_when",
     "round",
     "saturating_cast",
     "select",
+    "set_trace_file",
+    "set_trace_handler",
     "sin",
     "sinh",
     "sqrt",

@@ -141,6 +141,24 @@ class Pipeline:
 
         return stmt_to_string(lower(self, target).lowered.body)
 
+    def compile_to_lowered_stmt(
+        self, filename: str, arguments: Any = None, fmt: Any = "text", target: Any = "host"
+    ) -> None:
+        """Write the lowered statement to filename as text or, with fmt `StmtOutputFormat.HTML`
+        (or "html"), as an HTML page (Halide's compile_to_lowered_stmt; `arguments` is
+        accepted for Halide's signature: the pipeline's inputs are found by itself)."""
+        from pixelweave.engine.stmt_html import stmt_to_html
+        from pixelweave.engine.target_api import engine_target_name
+
+        kind = getattr(fmt, "value", fmt)
+        if kind not in ("text", "html"):
+            raise CompileError(f"compile_to_lowered_stmt writes text or html, not {fmt!r}")
+        text = self.lowered_stmt(engine_target_name(target))
+        if kind == "html":
+            text = stmt_to_html(text, f"Lowered statement of {self.outputs[0].name()}")
+        with open(filename, "w", encoding="utf-8") as out:
+            out.write(text)
+
     def compile(self, target: str = "host", level: str = "full", profile: bool = False, checked: bool = False):
         """Compile to native code: `level="fast"` for quick previews, "full" for speed;
         `profile=True` times each Func; `checked=True` tests every load and store index
@@ -164,7 +182,7 @@ class Pipeline:
             return cached
         # checked code is never filed under (or taken from) the pre-lowering key, which does
         # not tell checked and unchecked code apart
-        structure = None if checked else self.structural_key(target)
+        structure = None if checked or self._traced() else self.structural_key(target)
         if structure is not None and target != "opencl":
             hit = compiled_by_structure(structure, level, profile, target)
             if hit is not None:
@@ -283,6 +301,11 @@ class Pipeline:
 
         infer_input_bounds(self, sizes)
 
+    def _traced(self) -> bool:
+        """Whether any Func or image is traced (its code reports to sites registered while
+        lowering, so it is never taken from the cache keyed before lowering)."""
+        return any(f.traced() for f in self.funcs) or any(im.traces_loads() for im in self.images)
+
     def _symbol_name(self) -> str:
         import re
 
@@ -296,7 +319,9 @@ class Pipeline:
             stages = [repr(d.schedule) for d in func_definitions(f)]
             constraints = f.output_constraints()
             layout = repr(sorted(constraints.constraints.items())) if constraints is not None else ""
-            parts.append((id(f), f.num_update_definitions(), repr(f.schedule_of()), tuple(stages), layout))
+            traced = tuple(sorted(f.traced()))
+            parts.append((id(f), f.num_update_definitions(), repr(f.schedule_of()), tuple(stages), layout, traced))
+        parts.append(tuple(im.name() for im in self.images if im.traces_loads()))
         return tuple(parts)
 
     def realize_reference(

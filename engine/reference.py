@@ -16,6 +16,7 @@ from pixelweave.engine.analysis.interval import Interval, bounds_of
 from pixelweave.engine.buffer_api import array_and_mins
 from pixelweave.engine.errors import BoundsError, CompileError, InputError
 from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.debug_calls import DEBUG_CALL_PREFIXES
 from pixelweave.engine.ir.func import Definition, Func
 from pixelweave.engine.ir.lerp import lower_lerp
 from pixelweave.engine.ir.param import check_image, check_scalar
@@ -571,6 +572,8 @@ _MATH = {
 
 def intrinsic(name: str, args: list[Any], t: Any) -> np.ndarray:
     dt = t.numpy()
+    if name.startswith(DEBUG_CALL_PREFIXES):  # print and tracing: the value, without the side effect
+        return np.asarray(args[0])
     if name in _MATH:
         return _MATH[name](args[0]).astype(dt)
     if name == "atan2":

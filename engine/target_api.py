@@ -17,6 +17,13 @@ from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir.types import Type
 
 
+class StmtOutputFormat(Enum):
+    """The formats of compile_to_lowered_stmt, with Halide's names."""
+
+    Text = "text"
+    HTML = "html"
+
+
 class TargetArch(Enum):
     ArchUnknown = "arch_unknown"
     X86 = "x86"

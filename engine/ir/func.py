@@ -63,6 +63,7 @@ class Func(FuncScheduling):
         self._schedule_state: Any = None
         self._estimates: dict[str, tuple[int, int]] = {}
         self._output_buffer: Any = None
+        self._traced: set[str] = set()
 
     # ------------------------------------------------------------------ introspection
     def name(self) -> str:
@@ -127,6 +128,14 @@ class Func(FuncScheduling):
 
         Pipeline(self).infer_input_bounds(sizes if sizes is not None else [])
 
+    def compile_to_lowered_stmt(
+        self, filename: str, arguments: Any = None, fmt: Any = "text", target: Any = "host"
+    ) -> None:
+        """Write the lowered statement of the pipeline computing this Func (text or HTML)."""
+        from pixelweave.engine.pipeline import Pipeline
+
+        Pipeline(self).compile_to_lowered_stmt(filename, arguments, fmt, target)
+
     def output_buffer(self) -> Any:
         """Constraints on the buffer this Func is realized into (Halide's OutputImageParam)."""
         from pixelweave.engine.ir.output_buffer import OutputBuffer
@@ -135,6 +144,26 @@ class Func(FuncScheduling):
             self._require_defined()
             self._output_buffer = OutputBuffer(self)
         return self._output_buffer
+
+    # ------------------------------------------------------------------ tracing (engine/tracing.py)
+    def trace_loads(self) -> Func:
+        """Report every load of this Func's values as a trace event (Halide's trace_loads)."""
+        self._traced.add("loads")
+        return self
+
+    def trace_stores(self) -> Func:
+        """Report every value this Func stores as a trace event (Halide's trace_stores)."""
+        self._traced.add("stores")
+        return self
+
+    def trace_realizations(self) -> Func:
+        """Report the beginning and end of each realization of this Func, with its bounds."""
+        self._traced.add("realizations")
+        return self
+
+    def traced(self) -> frozenset[str]:
+        """What is traced: a subset of {"loads", "stores", "realizations"}."""
+        return frozenset(self._traced)
 
     def output_constraints(self) -> Any:
         """The OutputBuffer of `output_buffer()`, or None if it was never asked for."""

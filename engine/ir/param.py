@@ -142,6 +142,7 @@ class ImageParam:
         self._dims = [Dimension(self, i) for i in range(dimensions)]
         self._array: np.ndarray | None = None
         self._estimates: dict[int, tuple[int, int]] = {}
+        self._trace_loads = False
 
     def name(self) -> str:
         return self._name
@@ -184,6 +185,14 @@ class ImageParam:
 
         check_image(self, array.array() if isinstance(array, Buffer) else array)
         self._array = array
+
+    def trace_loads(self) -> ImageParam:
+        """Report every load from this image as a trace event (Halide's trace_loads)."""
+        self._trace_loads = True
+        return self
+
+    def traces_loads(self) -> bool:
+        return self._trace_loads
 
     def reset(self) -> None:
         """Forget the bound array or Buffer (Halide's `ImageParam.reset`)."""
