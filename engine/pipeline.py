@@ -141,6 +141,49 @@ class Pipeline:
 
         return stmt_to_string(lower(self, target).lowered.body)
 
+    # Halide's ahead-of-time outputs (engine/ahead_of_time.py); fn_name defaults to the first output's name.
+    def compile_to_object(self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host") -> None:
+        from pixelweave.engine.ahead_of_time import compile_to_object
+
+        compile_to_object(self, filename, arguments, fn_name or self._c_name(), target)
+
+    def compile_to_header(self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host") -> None:
+        from pixelweave.engine.ahead_of_time import compile_to_header
+
+        compile_to_header(self, filename, arguments, fn_name or self._c_name(), target)
+
+    def compile_to_static_library(
+        self, filename_prefix: str, arguments: Any = None, fn_name: str = "", target: Any = "host"
+    ) -> None:
+        from pixelweave.engine.ahead_of_time import compile_to_static_library
+
+        compile_to_static_library(self, filename_prefix, arguments, fn_name or self._c_name(), target)
+
+    def compile_to_assembly(
+        self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host"
+    ) -> None:
+        from pixelweave.engine.ahead_of_time import compile_to_assembly
+
+        compile_to_assembly(self, filename, arguments, fn_name or self._c_name(), target)
+
+    def compile_to_llvm_assembly(
+        self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host"
+    ) -> None:
+        from pixelweave.engine.ahead_of_time import compile_to_llvm_assembly
+
+        compile_to_llvm_assembly(self, filename, arguments, fn_name or self._c_name(), target)
+
+    def compile_to_callable(self, arguments: Any = None, target: Any = "host") -> Any:
+        """A function of the inputs (in the order of `arguments`) and the output Buffers."""
+        from pixelweave.engine.ahead_of_time import Callable
+
+        return Callable(self, arguments, target)
+
+    def _c_name(self) -> str:
+        import re
+
+        return re.sub(r"[^0-9A-Za-z_]", "_", self.outputs[0].name())
+
     def compile_to_lowered_stmt(
         self, filename: str, arguments: Any = None, fmt: Any = "text", target: Any = "host"
     ) -> None:

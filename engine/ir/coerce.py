@@ -37,7 +37,8 @@ def to_expr(value: Any) -> Expr:
 
 def warn_if_float32_loses(value: Any) -> None:
     """Halide's warning for a Python float that a float32 literal cannot hold exactly,
-    attributed to the first caller outside the engine (NumPy float32 values are exact)."""
+    attributed to the first caller outside the engine (NumPy float32 values are exact;
+    literals in Pixelweave's own node catalogue and app are not the user's, so stay quiet)."""
     if not isinstance(value, float) or isinstance(value, np.float32):
         return
     with np.errstate(over="ignore"):
@@ -46,6 +47,8 @@ def warn_if_float32_loses(value: Any) -> None:
     level, frame = 2, sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith("pixelweave.engine"):
         level, frame = level + 1, frame.f_back
+    if frame is not None and frame.f_globals.get("__name__", "").startswith("pixelweave."):
+        return  # the node catalogue's own literals: the user did not write them
     warnings.warn(
         f"The floating-point value {value:.17f} will be interpreted as a float32 by Pixelweave and lose "
         "precision; add an explicit `f32()` or `f64()` cast to avoid this warning.",

@@ -136,6 +136,36 @@ class Func(FuncScheduling):
 
         Pipeline(self).compile_to_lowered_stmt(filename, arguments, fmt, target)
 
+    # Halide's ahead-of-time outputs, for the pipeline computing this Func (see Pipeline).
+    def compile_to_object(self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host") -> None:
+        self._pipeline().compile_to_object(filename, arguments, fn_name, target)
+
+    def compile_to_header(self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host") -> None:
+        self._pipeline().compile_to_header(filename, arguments, fn_name, target)
+
+    def compile_to_static_library(
+        self, filename_prefix: str, arguments: Any = None, fn_name: str = "", target: Any = "host"
+    ) -> None:
+        self._pipeline().compile_to_static_library(filename_prefix, arguments, fn_name, target)
+
+    def compile_to_assembly(
+        self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host"
+    ) -> None:
+        self._pipeline().compile_to_assembly(filename, arguments, fn_name, target)
+
+    def compile_to_llvm_assembly(
+        self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host"
+    ) -> None:
+        self._pipeline().compile_to_llvm_assembly(filename, arguments, fn_name, target)
+
+    def compile_to_callable(self, arguments: Any = None, target: Any = "host") -> Any:
+        return self._pipeline().compile_to_callable(arguments, target)
+
+    def _pipeline(self) -> Any:
+        from pixelweave.engine.pipeline import Pipeline
+
+        return Pipeline(self)
+
     def output_buffer(self) -> Any:
         """Constraints on the buffer this Func is realized into (Halide's OutputImageParam)."""
         from pixelweave.engine.ir.output_buffer import OutputBuffer
