@@ -9,6 +9,15 @@ from pixelweave.engine.errors import (
     RuntimeFailure,
     ScheduleError,
 )
+from pixelweave.engine.generator import (
+    Generator,
+    GeneratorContext,
+    GeneratorParam,
+    InputBuffer,
+    InputScalar,
+    OutputBuffer,
+    generator,
+)
 from pixelweave.engine.ir import boundary as BoundaryConditions
 from pixelweave.engine.ir.coerce import cast
 from pixelweave.engine.ir.debug_print import print_expr as print
@@ -84,11 +93,17 @@ __all__ = [
     "Float",
     "Func",
     "FuncRef",
+    "Generator",
+    "GeneratorContext",
+    "GeneratorParam",
     "HalideError",
     "ImageParam",
+    "InputBuffer",
     "InputError",
+    "InputScalar",
     "Int",
     "LoopLevel",
+    "OutputBuffer",
     "Param",
     "Pipeline",
     "PixelweaveError",
@@ -121,6 +136,7 @@ __all__ = [
     "f32",
     "f64",
     "floor",
+    "generator",
     "get_host_target",
     "get_jit_target_from_environment",
     "get_target_from_environment",
