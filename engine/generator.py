@@ -265,3 +265,36 @@ def generator(name: str = "") -> Any:
 def registered_generators() -> dict[str, type]:
     """Every generator class registered with @generator in this process, by name."""
     return dict(_generators)
+
+
+def load_generators(path: str) -> dict[str, type]:
+    """Run the Python file at path and return the generators it defines, by name."""
+    import runpy
+
+    try:
+        namespace = runpy.run_path(path, run_name="pixelweave_generator_file")
+    except FileNotFoundError:
+        raise CompileError(f"no generator file {path}") from None
+    found = {
+        c.name(): c
+        for c in namespace.values()
+        if isinstance(c, type) and issubclass(c, Generator) and c is not Generator and c.generator_name
+    }
+    if not found:
+        raise CompileError(f"{path} defines no generator (decorate a class with @pixelweave.generator)")
+    return found
+
+
+def export_generator(
+    cls: type, directory: str, name: str = "", params: dict[str, Any] | None = None, target: Any = "host"
+) -> list[str]:
+    """Write DIR/NAME.a and DIR/NAME.h for a generator (as Halide's generator build does);
+    returns the paths written."""
+    import re
+    from pathlib import Path
+
+    name = name or re.sub(r"[^0-9A-Za-z_]", "_", cls.name())
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    prefix = str(Path(directory) / name)
+    cls(params, target).compile_to_static_library(prefix, name)
+    return [f"{prefix}.a", f"{prefix}.h"]
