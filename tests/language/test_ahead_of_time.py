@@ -100,3 +100,17 @@ def test_compile_to_callable_matches_halide():
     np.testing.assert_array_equal(np.asarray(shifted), np.asarray(hshifted))
     with pytest.raises(pw.InputError, match="no value given for `brighten`"):
         ours_fn(pw.Buffer(INPUT), 3)
+
+
+def test_callable_takes_numpy_outputs_and_a_bare_int_size():
+    f, im, gain = brighten(pw)
+    out = np.zeros((5, 7), dtype=np.uint8)
+    f.compile_to_callable([im, gain])(INPUT, 2, out)
+    hf, him, hgain = brighten(hl)
+    theirs = hl.Buffer(hl.UInt(8), [7, 5])
+    hf.compile_to_callable([him, hgain])(hl.Buffer(INPUT), 2, theirs)
+    np.testing.assert_array_equal(out, np.asarray(theirs))
+    x = pw.Var("x")
+    line = pw.Func("line")
+    line[x] = x
+    assert list(np.asarray(line.realize(3))) == [0, 1, 2]  # a bare int is one size (Halide: TypeError)

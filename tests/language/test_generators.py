@@ -105,3 +105,12 @@ def test_generator_as_a_static_library(tmp_path):
     assert "int32_t pw_brighten(const pw_buffer_t *input, int32_t offset, pw_buffer_t *output);" in header
     listing = subprocess.run(["nm", str(tmp_path / "brighten.a")], capture_output=True, text=True, check=True).stdout
     assert " T pw_brighten" in listing
+
+
+def test_generator_context_sets_the_target():
+    with pw.GeneratorContext(pw.Target("x86-64-linux-sse41")):
+        generator = OURS()
+    assert generator.target().engine_target() == "x86-64-v2"
+    out = pw.Buffer(pw.UInt(8), [9, 6])
+    generator.compile_to_callable()(pw.Buffer(DATA), 7, out)
+    np.testing.assert_array_equal(np.asarray(out), run_theirs({}))
