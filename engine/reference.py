@@ -64,6 +64,11 @@ def resolve_inputs(pipeline: Pipeline, inputs: dict[str, Any] | None) -> tuple[d
         if value is None:
             raise InputError(f"no value given for parameter `{p.name}`, and it has no default")
         params[p.name] = check_scalar(p.name, p.type(), value)
+        lo, hi = p.range
+        if lo is not None and params[p.name] < lo:
+            raise InputError(f"Parameter {p.name} is {params[p.name]} but must be at least {lo}")
+        if hi is not None and params[p.name] > hi:
+            raise InputError(f"Parameter {p.name} is {params[p.name]} but must be at most {hi}")
     for im in pipeline.images:
         shape = images[im.name()].shape[::-1]
         for i in range(im.dimensions()):

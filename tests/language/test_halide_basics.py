@@ -147,3 +147,24 @@ def test_estimates_with_halide_signatures():
     p = pw.Param(pw.Int(32), "p")
     p.set_estimate(5)
     assert p.estimate == 5
+
+
+@pytest.mark.parametrize(("value", "message"), [(11, "must be at most 10"), (-1, "must be at least 0")])
+def test_param_values_outside_the_range_are_refused_like_halide(value, message):
+    x, hx = pw.Var("x"), hl.Var("x")
+    p, hp = pw.Param(pw.Int(32), "p", 3), hl.Param(hl.Int(32), "p", 3)
+    for q in (p, hp):
+        q.set_min_value(0)
+        q.set_max_value(10)
+        q.set(value)
+    f, hf = pw.Func("f"), hl.Func("f")
+    f[x] = x + p
+    hf[hx] = hx + hp
+    with pytest.raises(hl.HalideError, match=message):
+        hf.realize([2])
+    with pytest.raises(pw.HalideError, match=f"Parameter p is {value} but {message}"):
+        f.realize([2])
+    with pytest.raises(pw.InputError, match=message):
+        pw.Pipeline(f).realize_reference([2])
+    p.set(10)
+    assert list(np.asarray(f.realize([2]))) == [10, 11]
