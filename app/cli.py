@@ -153,7 +153,19 @@ def make_parser() -> argparse.ArgumentParser:
         "(ctypes), and write DIR/README.md explaining its arguments. Targets: host, x86-64, x86-64-v2, x86-64-v3, "
         "x86-64-v4.",
     )
-    export.add_argument("doc", metavar="DOC", help="the pipeline document (.json)")
+    export.add_argument(
+        "doc", metavar="DOC", help="the pipeline document (.json), or a Python file of @pixelweave.generator classes"
+    )
+    export.add_argument(
+        "--generator", metavar="NAME", help="for a .py file: the generator to export (NAME.a and NAME.h)"
+    )
+    export.add_argument(
+        "--generator-param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="for a .py file: a GeneratorParam value; repeatable",
+    )
     export.add_argument("--out", required=True, metavar="DIR", help="directory to write into")
     export.add_argument("--name", metavar="NAME", help="C name of the entry point (default: from the document)")
     export.add_argument(
@@ -551,6 +563,8 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.doc.endswith(".py"):
+        return _export_generator(args)
     from pixelweave.app.library_readme import write_library_readme
     from pixelweave.nodes.document import read_document
     from pixelweave.nodes.export import (
@@ -581,6 +595,29 @@ def cmd_export(args: argparse.Namespace) -> int:
     if left_out:
         print(f"pixelweave export: {left_out_text(left_out)}", file=sys.stderr)
     for path in result.files:
+        print(f"wrote {path}")
+    return 0
+
+
+def _export_generator(args: argparse.Namespace) -> int:
+    """`export FILE.py --generator NAME`: a generator's static library and header."""
+    from pixelweave.engine.generator import export_generator, load_generators
+
+    generators = load_generators(args.doc)
+    if args.generator is None and len(generators) != 1:
+        raise UsageError(f"--generator: {args.doc} defines {', '.join(sorted(generators))}; name one")
+    chosen = args.generator or next(iter(generators))
+    if chosen not in generators:
+        raise UsageError(
+            f"--generator: no generator `{chosen}` in {args.doc} (it defines {', '.join(sorted(generators))})"
+        )
+    params = {}
+    for item in args.generator_param:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--generator-param needs NAME=VALUE, got {item!r}")
+        params[key] = value
+    for path in export_generator(generators[chosen], args.out, args.name or "", params, args.target):
         print(f"wrote {path}")
     return 0
 

@@ -1,5 +1,6 @@
 """Pixelweave's compiler: Halide's algorithm language in Python (`import pixelweave as pw` re-exports it)."""
 
+from pixelweave.engine.buffer_api import Buffer
 from pixelweave.engine.errors import (
     BoundsError,
     CompileError,
@@ -8,8 +9,19 @@ from pixelweave.engine.errors import (
     RuntimeFailure,
     ScheduleError,
 )
+from pixelweave.engine.generator import (
+    Generator,
+    GeneratorContext,
+    GeneratorParam,
+    InputBuffer,
+    InputScalar,
+    OutputBuffer,
+    generator,
+)
 from pixelweave.engine.ir import boundary as BoundaryConditions
 from pixelweave.engine.ir.coerce import cast
+from pixelweave.engine.ir.debug_print import print_expr as print
+from pixelweave.engine.ir.debug_print import print_when
 from pixelweave.engine.ir.expr import Expr
 from pixelweave.engine.ir.func import Func, FuncRef
 from pixelweave.engine.ir.implicit import _
@@ -60,20 +72,41 @@ from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 from pixelweave.engine.ir.var import RDom, RVar, Var
 from pixelweave.engine.pipeline import Pipeline
 from pixelweave.engine.schedule import LoopLevel, Partition, TailStrategy
+from pixelweave.engine.target_api import (
+    StmtOutputFormat,
+    Target,
+    TargetArch,
+    TargetFeature,
+    TargetOS,
+    get_host_target,
+    get_jit_target_from_environment,
+    get_target_from_environment,
+)
+from pixelweave.engine.tracing import TraceEvent, set_trace_file, set_trace_handler
+
+HalideError = PixelweaveError  # Halide's Python bindings raise HalideError for every refusal
 
 __all__ = [
     "Bool",
     "BoundaryConditions",
     "BoundsError",
+    "Buffer",
     "CompileError",
     "Expr",
     "Float",
     "Func",
     "FuncRef",
+    "Generator",
+    "GeneratorContext",
+    "GeneratorParam",
+    "HalideError",
     "ImageParam",
+    "InputBuffer",
     "InputError",
+    "InputScalar",
     "Int",
     "LoopLevel",
+    "OutputBuffer",
     "Param",
     "Partition",
     "Pipeline",
@@ -82,7 +115,13 @@ __all__ = [
     "RVar",
     "RuntimeFailure",
     "ScheduleError",
+    "StmtOutputFormat",
     "TailStrategy",
+    "Target",
+    "TargetArch",
+    "TargetFeature",
+    "TargetOS",
+    "TraceEvent",
     "Tuple",
     "Type",
     "UInt",
@@ -105,6 +144,10 @@ __all__ = [
     "f32",
     "f64",
     "floor",
+    "generator",
+    "get_host_target",
+    "get_jit_target_from_environment",
+    "get_target_from_environment",
     "i8",
     "i16",
     "i32",
@@ -120,10 +163,14 @@ __all__ = [
     "minimum",
     "mux",
     "pow",
+    "print",
+    "print_when",
     "product",
     "round",
     "saturating_cast",
     "select",
+    "set_trace_file",
+    "set_trace_handler",
     "sin",
     "sinh",
     "sqrt",

@@ -84,22 +84,33 @@ class Compiled:
         sizes: list[int] | tuple[int, ...],
         inputs: dict[str, Any] | None = None,
         out: np.ndarray | list[np.ndarray] | None = None,
+        mins: list[int] | None = None,
     ) -> np.ndarray | list[np.ndarray]:
+        """`mins` moves the computed domain to [mins, mins + sizes) (0 by default); inputs
+        given as `Buffer`s are read over their own mins."""
         images, params = resolve_inputs(self.pipeline, inputs)
         sizes = check_sizes(self.pipeline, sizes)
         args: dict[str, Any] = dict(images)
         for p in self.pipeline.params:
             args[p.name] = params[p.name]
         outputs = self._output_arrays(sizes, out)
+        buffer_mins = {
+            im.name(): [params[f"{im.name()}.min.{i}"] for i in range(im.dimensions())] for im in self.pipeline.images
+        }
+        if mins is not None:
+            if len(mins) != len(sizes):
+                raise InputError(f"{len(sizes)} sizes but {len(mins)} mins were given")
+            buffer_mins.update({name: list(mins) for name in self.output_names})
         try:
-            self.native(args, dict(zip(self.output_names, outputs, strict=True)))
+            self.native(args, dict(zip(self.output_names, outputs, strict=True)), mins=buffer_mins)
         except RuntimeFailure as failure:
-            windows = self._written_windows(sizes, params, images)
+            # Widening (as Halide's realize does) is worked out for outputs at the origin.
+            windows = None if mins is not None and any(mins) else self._written_windows(sizes, params, images)
             if windows is None:
                 raise
             if out is not None:
                 raise RuntimeFailure(f"{failure}; {_beyond_out(windows, sizes)}") from None
-            outputs = self._run_over(windows, sizes, args)
+            outputs = self._run_over(windows, sizes, args, buffer_mins)
         return outputs[0] if len(outputs) == 1 else outputs
 
     def _written_windows(self, sizes: list[int], params: dict[str, Any], images: dict[str, Any]):
@@ -113,9 +124,15 @@ class Compiled:
         scalars = {name: v for name, v in params.items() if isinstance(v, (int, float, np.integer, np.floating))}
         return written_windows(lowering.output_regions, sizes, scalars, images)
 
-    def _run_over(self, windows: dict[str, list[tuple[int, int]]], sizes: list[int], args: dict[str, Any]):
+    def _run_over(
+        self,
+        windows: dict[str, list[tuple[int, int]]],
+        sizes: list[int],
+        args: dict[str, Any],
+        input_mins: dict[str, list[int]],
+    ):
         """Run with each output allocated over its window; return the requested part."""
-        arrays, mins, views = [], {}, []
+        arrays, mins, views = [], dict(input_mins), []
         for a in self._outputs:
             window = windows.get(a.name, [(0, n) for n in sizes[: a.dimensions]])
             arrays.append(aligned_empty(tuple(e for _, e in reversed(window)), a.type.numpy()))

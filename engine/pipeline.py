@@ -9,6 +9,7 @@ import numpy as np
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.func import Definition, Func
+from pixelweave.engine.ir.output_buffer import check_output_layout
 from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.types import Type
 from pixelweave.engine.ir.visit import walk
@@ -150,6 +151,67 @@ class Pipeline:
 
         return stmt_to_string(lower(self, target).lowered.body)
 
+    # Halide's ahead-of-time outputs (engine/ahead_of_time.py); fn_name defaults to the first output's name.
+    def compile_to_object(self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host") -> None:
+        from pixelweave.engine.ahead_of_time import compile_to_object
+
+        compile_to_object(self, filename, arguments, fn_name or self._c_name(), target)
+
+    def compile_to_header(self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host") -> None:
+        from pixelweave.engine.ahead_of_time import compile_to_header
+
+        compile_to_header(self, filename, arguments, fn_name or self._c_name(), target)
+
+    def compile_to_static_library(
+        self, filename_prefix: str, arguments: Any = None, fn_name: str = "", target: Any = "host"
+    ) -> None:
+        from pixelweave.engine.ahead_of_time import compile_to_static_library
+
+        compile_to_static_library(self, filename_prefix, arguments, fn_name or self._c_name(), target)
+
+    def compile_to_assembly(
+        self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host"
+    ) -> None:
+        from pixelweave.engine.ahead_of_time import compile_to_assembly
+
+        compile_to_assembly(self, filename, arguments, fn_name or self._c_name(), target)
+
+    def compile_to_llvm_assembly(
+        self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host"
+    ) -> None:
+        from pixelweave.engine.ahead_of_time import compile_to_llvm_assembly
+
+        compile_to_llvm_assembly(self, filename, arguments, fn_name or self._c_name(), target)
+
+    def compile_to_callable(self, arguments: Any = None, target: Any = "host") -> Any:
+        """A function of the inputs (in the order of `arguments`) and the output Buffers."""
+        from pixelweave.engine.ahead_of_time import Callable
+
+        return Callable(self, arguments, target)
+
+    def _c_name(self) -> str:
+        import re
+
+        return re.sub(r"[^0-9A-Za-z_]", "_", self.outputs[0].name())
+
+    def compile_to_lowered_stmt(
+        self, filename: str, arguments: Any = None, fmt: Any = "text", target: Any = "host"
+    ) -> None:
+        """Write the lowered statement to filename as text or, with fmt `StmtOutputFormat.HTML`
+        (or "html"), as an HTML page (Halide's compile_to_lowered_stmt; `arguments` is
+        accepted for Halide's signature: the pipeline's inputs are found by itself)."""
+        from pixelweave.engine.stmt_html import stmt_to_html
+        from pixelweave.engine.target_api import engine_target_name
+
+        kind = getattr(fmt, "value", fmt)
+        if kind not in ("text", "html"):
+            raise CompileError(f"compile_to_lowered_stmt writes text or html, not {fmt!r}")
+        text = self.lowered_stmt(engine_target_name(target))
+        if kind == "html":
+            text = stmt_to_html(text, f"Lowered statement of {self.outputs[0].name()}")
+        with open(filename, "w", encoding="utf-8") as out:
+            out.write(text)
+
     def compile(self, target: str = "host", level: str = "full", profile: bool = False, checked: bool = False):
         """Compile to native code: `level="fast"` for quick previews, "full" for speed;
         `profile=True` times each Func; `checked=True` tests every load and store index
@@ -161,7 +223,10 @@ class Pipeline:
         from pixelweave.engine.lower import deep_recursion, lower
         from pixelweave.engine.runtime.jit import compile_pipeline, compiled_by_structure
         from pixelweave.engine.stmt_printer import loop_nest_to_string
+        from pixelweave.engine.target_api import Target, engine_target_name
 
+        profile = profile or (isinstance(target, Target) and target.profile())
+        target = engine_target_name(target)
         if checked and target == "opencl":
             raise CompileError("checked=True is available for CPU targets only, not target='opencl'")
         key = (target, level, profile, checked, self._schedule_signature())
@@ -170,7 +235,7 @@ class Pipeline:
             return cached
         # checked code is never filed under (or taken from) the pre-lowering key, which does
         # not tell checked and unchecked code apart
-        structure = None if checked else self.structural_key(target)
+        structure = None if checked or self._traced() else self.structural_key(target)
         if structure is not None and target != "opencl":
             hit = compiled_by_structure(structure, level, profile, target)
             if hit is not None:
@@ -235,7 +300,9 @@ class Pipeline:
 
         from pixelweave.engine.lower import deep_recursion, lower
         from pixelweave.engine.runtime.library import export_library
+        from pixelweave.engine.target_api import engine_target_name
 
+        target = engine_target_name(target)
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise CompileError(f"library name {name!r} must be a C identifier (letters, digits, underscores)")
         if checked and target == "opencl":
@@ -261,8 +328,41 @@ class Pipeline:
         checked: bool = False,
     ) -> np.ndarray | list[np.ndarray]:
         """Compile once (cached by schedule and target) and run; like realize_reference.
-        checked=True compiles with every load and store index tested (see compile)."""
+        checked=True compiles with every load and store index tested (see compile).
+        Given `Buffer`s instead of sizes (one per output), computes over their domains
+        (mins included) into them, as Halide's `realize(buffer)`, and returns them."""
+        from pixelweave.engine.realize_buffers import as_output_buffers, realize_into
+
+        buffers = as_output_buffers(sizes)
+        if buffers is not None:
+            realize_into(self, buffers, inputs, target, checked)
+            return sizes
+        for f in self.outputs:
+            check_output_layout(f, [0] * len(sizes), list(sizes), None)
         return self.compile(target, checked=checked)(sizes, inputs, out)
+
+    def realize_buffers(self, sizes: Any, target: Any = "host") -> Any:
+        """Halide's `realize`: sizes give new `Buffer`s (laid out as output_buffer() strides
+        ask), Buffers are filled over their mins; returns one Buffer or a list."""
+        from pixelweave.engine.realize_buffers import allocate_outputs, as_output_buffers, realize_into
+
+        buffers = as_output_buffers(sizes)
+        if buffers is None:
+            buffers = allocate_outputs(self, sizes)
+        realize_into(self, buffers, None, target, False)
+        return buffers[0] if len(buffers) == 1 else buffers
+
+    def infer_input_bounds(self, sizes: Any) -> None:
+        """Give every input image without a buffer one covering what realizing over sizes
+        reads (Halide's `infer_input_bounds`)."""
+        from pixelweave.engine.realize_buffers import infer_input_bounds
+
+        infer_input_bounds(self, sizes)
+
+    def _traced(self) -> bool:
+        """Whether any Func or image is traced (its code reports to sites registered while
+        lowering, so it is never taken from the cache keyed before lowering)."""
+        return any(f.traced() for f in self.funcs) or any(im.traces_loads() for im in self.images)
 
     def _symbol_name(self) -> str:
         import re
@@ -275,13 +375,18 @@ class Pipeline:
         parts = []
         for f in self.funcs:
             stages = [repr(d.schedule) for d in func_definitions(f)]
-            parts.append((id(f), f.num_update_definitions(), repr(f.schedule_of()), tuple(stages)))
+            constraints = f.output_constraints()
+            layout = repr(sorted(constraints.constraints.items())) if constraints is not None else ""
+            traced = tuple(sorted(f.traced()))
+            parts.append((id(f), f.num_update_definitions(), repr(f.schedule_of()), tuple(stages), layout, traced))
+        parts.append(tuple(im.name() for im in self.images if im.traces_loads()))
         return tuple(parts)
 
     def realize_reference(
-        self, sizes: list[int] | tuple[int, ...], inputs: dict[str, Any] | None = None
+        self, sizes: list[int] | tuple[int, ...], inputs: dict[str, Any] | None = None, mins: list[int] | None = None
     ) -> np.ndarray | list[np.ndarray]:
-        """Evaluate the outputs over [0, size) per dimension with NumPy, ignoring schedules."""
+        """Evaluate the outputs over [mins, mins + size) per dimension (mins default to 0)
+        with NumPy, ignoring schedules."""
         from pixelweave.engine.reference import realize_reference
 
-        return realize_reference(self, sizes, inputs)
+        return realize_reference(self, sizes, inputs, mins)

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pixelweave.engine.analysis.interval import Interval, bounds_of
+from pixelweave.engine.buffer_api import array_and_mins
 from pixelweave.engine.errors import BoundsError, CompileError, InputError
 from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.debug_calls import DEBUG_CALL_PREFIXES
 from pixelweave.engine.ir.func import Definition, Func
 from pixelweave.engine.ir.lerp import lower_lerp
 from pixelweave.engine.ir.param import check_image, check_scalar
@@ -49,33 +51,50 @@ def resolve_inputs(pipeline: Pipeline, inputs: dict[str, Any] | None) -> tuple[d
             choices = ", ".join(sorted(known)) or "none"
             raise InputError(f"`{name}` is not an input of this pipeline (its inputs: {choices})")
     images: dict[str, np.ndarray] = {}
+    image_mins: dict[str, list[int]] = {}
     for im in pipeline.images:
-        array = inputs.get(im.name(), im.get())
+        array, mins = array_and_mins(inputs.get(im.name(), im.get()))
         if array is None:
             raise InputError(f"no array given for input image `{im.name()}`")
         images[im.name()] = check_image(im, array)
+        image_mins[im.name()] = mins or [0] * im.dimensions()
     params: dict[str, int | float] = {}
     for p in pipeline.params:
         value = inputs.get(p.name, p.get())
         if value is None:
             raise InputError(f"no value given for parameter `{p.name}`, and it has no default")
         params[p.name] = check_scalar(p.name, p.type(), value)
+        lo, hi = p.range
+        if lo is not None and params[p.name] < lo:
+            raise InputError(f"Parameter {p.name} is {params[p.name]} but must be at least {lo}")
+        if hi is not None and params[p.name] > hi:
+            raise InputError(f"Parameter {p.name} is {params[p.name]} but must be at most {hi}")
     for im in pipeline.images:
         shape = images[im.name()].shape[::-1]
         for i in range(im.dimensions()):
-            params[f"{im.name()}.min.{i}"] = 0
+            params[f"{im.name()}.min.{i}"] = image_mins[im.name()][i]
             params[f"{im.name()}.extent.{i}"] = int(shape[i])
             params[f"{im.name()}.stride.{i}"] = int(np.prod(shape[:i], dtype=np.int64))
     return images, params
 
 
 def realize_reference(
-    pipeline: Pipeline, sizes: list[int] | tuple[int, ...], inputs: dict[str, Any] | None = None
+    pipeline: Pipeline,
+    sizes: list[int] | tuple[int, ...],
+    inputs: dict[str, Any] | None = None,
+    mins: list[int] | None = None,
 ) -> np.ndarray | list[np.ndarray]:
+    """The outputs over [mins, mins + sizes) per dimension (mins default to 0)."""
     images, params = resolve_inputs(pipeline, inputs)
     sizes = check_sizes(pipeline, sizes)
     evaluator = ReferenceEvaluator(pipeline, images, params)
-    regions = evaluator.infer_regions(sizes)
+    if mins is not None:
+        if len(mins) != len(sizes):
+            raise InputError(f"{len(sizes)} sizes but {len(mins)} mins were given")
+        boxes = [[Interval(m, m + n - 1) for m, n in zip(mins, sizes, strict=True)]] * len(pipeline.outputs)
+        regions = evaluator.infer_regions(sizes, boxes, output_mins=list(mins))
+    else:
+        regions = evaluator.infer_regions(sizes)
     evaluator.check_inputs_cover(regions)
     results = evaluator.compute(regions)
     return results[0] if len(results) == 1 else results
@@ -176,11 +195,15 @@ class ReferenceEvaluator:
             self._value_bounds[key] = bounds_of(value, self.param_scope, self._call_bounds)
         return self._value_bounds[key]
 
-    def infer_regions(self, sizes: list[int], output_boxes: list[Box] | None = None) -> dict[int, Box]:
+    def infer_regions(
+        self, sizes: list[int], output_boxes: list[Box] | None = None, output_mins: list[int] | None = None
+    ) -> dict[int, Box]:
         """Per Func (by id) the box it is computed over; `output_boxes` (one per output)
-        replaces [0, size) when outputs are asked for over different boxes."""
+        replaces [0, size) when outputs are asked for over different boxes; `output_mins`
+        is where the returned outputs start (0 by default)."""
         regions: dict[int, Box] = {}
         self.output_sizes = list(sizes)
+        self.output_mins = list(output_mins) if output_mins is not None else [0] * len(sizes)
         for k, out in enumerate(self.pipeline.outputs):
             box = output_boxes[k] if output_boxes is not None else [Interval(0, s - 1) for s in sizes]
             old = regions.get(id(out))
@@ -242,22 +265,26 @@ class ReferenceEvaluator:
             box = grown
         return box
 
+    def _image_mins(self, name: str, dimensions: int) -> list[int]:
+        return [int(self.params[f"{name}.min.{i}"]) for i in range(dimensions)]
+
     def check_inputs_cover(self, regions: dict[int, Box]) -> None:
         for name, box in self.required_images.items():
             shape = self.images[name].shape[::-1]
+            mins = self._image_mins(name, len(shape))
             for i, b in enumerate(box):
                 if b.is_empty():
                     continue
-                if b.lo < 0:
+                if b.lo < mins[i]:
                     raise BoundsError(
                         f"input `{name}` is read at {DIM_NAMES[i] if i < 4 else f'dim{i}'} = {_num(b.lo)}, "
-                        f"below its minimum 0 in {dim_label(i)}; add a boundary condition or request "
+                        f"below its minimum {mins[i]} in {dim_label(i)}; add a boundary condition or request "
                         "a smaller output"
                     )
-                if b.hi > shape[i] - 1:
+                if b.hi > mins[i] + shape[i] - 1:
                     raise BoundsError(
                         f"input `{name}` is read at {DIM_NAMES[i] if i < 4 else f'dim{i}'} = {_num(b.hi)}, "
-                        f"beyond its maximum {shape[i] - 1} in {dim_label(i)}; add a boundary "
+                        f"beyond its maximum {mins[i] + shape[i] - 1} in {dim_label(i)}; add a boundary "
                         "condition or request a smaller output"
                     )
 
@@ -275,7 +302,10 @@ class ReferenceEvaluator:
         for out in self.pipeline.outputs:
             for buf in self.value_buffers[id(out)]:  # a Func returning a Tuple gives one array per value
                 window = tuple(
-                    slice(-lo, -lo + n) for lo, n in zip(reversed(buf.mins), reversed(self.output_sizes), strict=True)
+                    slice(m - lo, m - lo + n)
+                    for m, lo, n in zip(
+                        reversed(self.output_mins), reversed(buf.mins), reversed(self.output_sizes), strict=True
+                    )
                 )
                 results.append(np.array(buf.array[window], order="C"))  # keeps 0-d arrays 0-d
         return results
@@ -480,7 +510,7 @@ class ReferenceEvaluator:
                     return self.eval(lower_lerp(*e.args), env)
                 return intrinsic(e.name, [go(a) for a in e.args], t)
             if e.call_kind == "image":
-                buf = Buffer(self.images[e.name], [0] * len(e.args))
+                buf = Buffer(self.images[e.name], self._image_mins(e.name, len(e.args)))
             else:
                 bufs = self.value_buffers.get(id(e.target))
                 if bufs is None:
@@ -560,6 +590,8 @@ _MATH = {
 
 def intrinsic(name: str, args: list[Any], t: Any) -> np.ndarray:
     dt = t.numpy()
+    if name.startswith(DEBUG_CALL_PREFIXES):  # print and tracing: the value, without the side effect
+        return np.asarray(args[0])
     if name in _MATH:
         return _MATH[name](args[0]).astype(dt)
     if name == "atan2":

@@ -76,6 +76,9 @@ def _definition_text(w: _Writer, d: Definition, schedules: bool) -> str:
 def _func_text(w: _Writer, f: Func, schedules: bool) -> str:
     definitions = [_definition_text(w, d, schedules) for d in [f.definition(), *f.updates()]]
     placement = f" call_schedule({f.schedule_of()!r})" if schedules else ""
+    constraints = f.output_constraints()
+    if constraints is not None and constraints.constraints:
+        placement += f" output_buffer({sorted(constraints.constraints.items())!r})"
     return f"func {f.name()}{placement} " + " | ".join(definitions)
 
 

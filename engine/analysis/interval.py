@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.debug_calls import DEBUG_CALL_PREFIXES
 from pixelweave.engine.ir.types import Type
 
 
@@ -182,6 +183,8 @@ _MONOTONIC = {"sqrt", "exp", "log", "floor", "ceil", "round", "trunc", "atan", "
 def _intrinsic_bounds(e: E.Call, go) -> Interval:
     t = e.type()
     name = e.name
+    if name.startswith(DEBUG_CALL_PREFIXES):  # print and tracing return their first argument
+        return go(e.args[0])
     if name in _MONOTONIC:
         a = go(e.args[0])
         fn = {"floor": math.floor, "ceil": math.ceil, "round": round, "trunc": math.trunc}.get(name)

@@ -25,12 +25,14 @@ from pixelweave.engine.codegen.llvm_ir import (
     llvm_type,
     memory_scalar_type,
     memory_type,
+    scalar_type,
     vector_of,
 )
 from pixelweave.engine.codegen.llvm_semantics import Semantics
 from pixelweave.engine.codegen.llvm_vector_math import VectorMath, uses_vector_math
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.debug_calls import DEBUG_CALL_PREFIXES, DEBUG_HOOKS
 from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.stmt import Broadcast, Load, Ramp, Store
 
@@ -392,6 +394,8 @@ class ExprCodeGen:
             )
         name = e.name
         t = e.type()
+        if name.startswith(DEBUG_CALL_PREFIXES):
+            return self._debug_call(e)
         if uses_vector_math(name, t):
             return self._vector_math(name, t, [self._expr(a) for a in e.args])
         if name in _UNARY_MATH:
@@ -420,3 +424,31 @@ class ExprCodeGen:
             left = name == "shift_left"
             return self.ops.shift(self._expr(e.args[0]), amount, t, e.args[1].type(), left, known)
         raise CompileError(f"the LLVM backend has no implementation of the intrinsic `{name}`")
+
+    def _debug_call(self, e: E.Call) -> Value:
+        """print / trace: every argument's bits go to the Python hook named by the call
+        (once per vector lane), and argument 0 is the call's value."""
+        b = self.b
+        prefix, number = e.name.split("#", 1)
+        hook = self.module.declare(DEBUG_HOOKS[prefix + "#"], "void (i64, ptr)")
+        values = [self._expr(a) for a in e.args]
+        lanes = max(lanes_of(v.ty) for v in values)
+        slots = b.alloca_in_entry(f"[{len(values)} x i64]", 8, "debug")
+        for lane in range(lanes):
+            for i, (v, a) in enumerate(zip(values, e.args, strict=True)):
+                scalar_t = a.type().element_of()
+                if lanes_of(v.ty) > 1:
+                    v = b.assign(scalar_type(scalar_t), f"extractelement {v}, i32 {lane}", "lane")
+                ptr = b.gep("i64", slots, Value("i64", str(i)))
+                b.store(self._as_i64_bits(v, scalar_t), ptr, 8)
+            b.call("void", hook, [Value("i64", number), slots])
+        return values[0]
+
+    def _as_i64_bits(self, v: Value, t: Type) -> Value:
+        b = self.b
+        if t.is_float():
+            wide = b.convert("fpext", v, "double") if t.bits == 32 else v
+            return b.convert("bitcast", wide, "i64")
+        if t.bits == 64:
+            return v
+        return b.convert("sext" if t.is_int() else "zext", v, "i64")

@@ -174,3 +174,8 @@ def compile_ir_to_object(
     _optimize(module, tm, level)
     data = tm.emit_object(module)
     return ObjectCode(data, time.perf_counter() - start)
+
+
+def optimize_module(module: llvm.ModuleRef, tm: llvm.TargetMachine, level: str) -> None:
+    """Run the optimization pipeline of `level` on a parsed module (as compile_ir_to_object does)."""
+    _optimize(module, tm, level)

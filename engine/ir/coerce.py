@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import sys
+import warnings
 from numbers import Number
 from typing import Any
 
@@ -27,8 +30,31 @@ def to_expr(value: Any) -> Expr:
             return Const(Int(32), value)
         return Const(Int(64), value)
     if isinstance(value, (float, np.floating)):
+        warn_if_float32_loses(value)
         return Const(Float(32), float(value))
     raise CompileError(f"cannot use {value!r} of type {type(value).__name__} as an expression")
+
+
+def warn_if_float32_loses(value: Any) -> None:
+    """Halide's warning for a Python float that a float32 literal cannot hold exactly,
+    attributed to the first caller outside the engine (NumPy float32 values are exact;
+    literals in Pixelweave's own node catalogue and app are not the user's, so stay quiet)."""
+    if not isinstance(value, float) or isinstance(value, np.float32):
+        return
+    with np.errstate(over="ignore"):
+        if not math.isfinite(value) or float(np.float32(value)) == value:
+            return
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("pixelweave.engine"):
+        level, frame = level + 1, frame.f_back
+    if frame is not None and frame.f_globals.get("__name__", "").startswith("pixelweave."):
+        return  # the node catalogue's own literals: the user did not write them
+    warnings.warn(
+        f"The floating-point value {value:.17f} will be interpreted as a float32 by Pixelweave and lose "
+        "precision; add an explicit `f32()` or `f64()` cast to avoid this warning.",
+        RuntimeWarning,
+        stacklevel=level,
+    )
 
 
 def is_python_number(value: Any) -> bool:
@@ -70,6 +96,7 @@ def literal_of_type(value: Any, t: Type, context: str = "") -> Expr:
     if isinstance(value, (float, np.floating)):
         # Halide's bindings make every Python float a float32 literal, even beside a
         # float64 expression (0.1 becomes float32(0.1) widened; 1e300 becomes inf).
+        warn_if_float32_loses(value)
         with np.errstate(over="ignore"):
             rounded = float(np.float32(value))
         return Const(t if t.is_float() else Float(32), rounded)

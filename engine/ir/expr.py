@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir.callable_fields import CallableStr
 from pixelweave.engine.ir.types import Bool, Float, Int, Type
 
 
@@ -40,11 +41,43 @@ def _intern(key: _Key) -> _Key:
     return _interned_keys.setdefault(key, key)
 
 
-class Expr:
+class ExprMeta(type):
+    """Lets `Expr(value)` build an expression as Halide's `Expr` constructor does (a Python
+    number becomes a literal, a Var, Param, RDom or FuncRef its expression), while every
+    node class keeps its own constructor and `isinstance(e, Expr)` holds for all of them."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is Expr:
+            if len(args) != 1 or kwargs:
+                raise CompileError("Expr(value) takes exactly one value: a number, a Var, a Param or an Expr")
+            from pixelweave.engine.ir.coerce import to_expr
+
+            return to_expr(args[0])
+        return super().__call__(*args, **kwargs)
+
+    def __new__(mcls, name: str, bases: tuple, namespace: dict) -> type:
+        # Node classes get NodeMeta, whose construction is type's own (no Python-level call
+        # per node: building expressions is on the compiler's hot path).
+        if bases and mcls is ExprMeta:
+            mcls = NodeMeta
+        return super().__new__(mcls, name, bases, namespace)
+
+
+class NodeMeta(ExprMeta):
+    """The metaclass of every Expr subclass: plain construction."""
+
+    __call__ = type.__call__
+
+
+class Expr(metaclass=ExprMeta):
     """Base class of all expression nodes."""
 
     __slots__ = ("_key", "_type")
     __hash__ = object.__hash__
+
+    def defined(self) -> bool:
+        """Always True: an Expr object always holds an expression (Halide's `Expr.defined`)."""
+        return True
 
     def type(self) -> Type:
         return self._type
@@ -123,7 +156,7 @@ class Variable(Expr):
     __slots__ = ("kind", "name", "owner")
 
     def __init__(self, name: str, t: Type | None = None, kind: str = "var", owner: Any = None) -> None:
-        self._init(_type=t if t is not None else Int(32), name=name, kind=kind, owner=owner)
+        self._init(_type=t if t is not None else Int(32), name=CallableStr(name), kind=kind, owner=owner)
 
     def _fields(self) -> tuple:
         return (self.name, self.kind)

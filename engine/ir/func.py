@@ -69,6 +69,8 @@ class Func(FuncScheduling):
         self._frozen_by: str | None = None
         self._schedule_state: Any = None
         self._estimates: dict[str, tuple[int, int]] = {}
+        self._output_buffer: Any = None
+        self._traced: set[str] = set()
 
     # ------------------------------------------------------------------ introspection
     def name(self) -> str:
@@ -129,6 +131,93 @@ class Func(FuncScheduling):
 
     def __repr__(self) -> str:
         return f"<engine.Func {self._name}>"
+
+    # ------------------------------------------------------------------ realizing (Halide's JIT API)
+    def realize(self, sizes: Any = None, target: Any = "host") -> Any:
+        """Compute this Func over [0, sizes) and return a `Buffer`, or fill the `Buffer`(s)
+        given (over their mins), as Halide's `Func.realize`. Inputs come from
+        `ImageParam.set` and `Param.set`."""
+        from pixelweave.engine.pipeline import Pipeline
+
+        return Pipeline(self).realize_buffers(sizes if sizes is not None else [], target or "host")
+
+    def infer_input_bounds(self, sizes: Any = None, target: Any = "host") -> None:
+        """Give every ImageParam without a buffer one that covers what realizing over sizes
+        reads (zero-filled, with the mins it needs), as Halide's `infer_input_bounds`."""
+        from pixelweave.engine.pipeline import Pipeline
+
+        Pipeline(self).infer_input_bounds(sizes if sizes is not None else [])
+
+    def compile_to_lowered_stmt(
+        self, filename: str, arguments: Any = None, fmt: Any = "text", target: Any = "host"
+    ) -> None:
+        """Write the lowered statement of the pipeline computing this Func (text or HTML)."""
+        from pixelweave.engine.pipeline import Pipeline
+
+        Pipeline(self).compile_to_lowered_stmt(filename, arguments, fmt, target)
+
+    # Halide's ahead-of-time outputs, for the pipeline computing this Func (see Pipeline).
+    def compile_to_object(self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host") -> None:
+        self._pipeline().compile_to_object(filename, arguments, fn_name, target)
+
+    def compile_to_header(self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host") -> None:
+        self._pipeline().compile_to_header(filename, arguments, fn_name, target)
+
+    def compile_to_static_library(
+        self, filename_prefix: str, arguments: Any = None, fn_name: str = "", target: Any = "host"
+    ) -> None:
+        self._pipeline().compile_to_static_library(filename_prefix, arguments, fn_name, target)
+
+    def compile_to_assembly(
+        self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host"
+    ) -> None:
+        self._pipeline().compile_to_assembly(filename, arguments, fn_name, target)
+
+    def compile_to_llvm_assembly(
+        self, filename: str, arguments: Any = None, fn_name: str = "", target: Any = "host"
+    ) -> None:
+        self._pipeline().compile_to_llvm_assembly(filename, arguments, fn_name, target)
+
+    def compile_to_callable(self, arguments: Any = None, target: Any = "host") -> Any:
+        return self._pipeline().compile_to_callable(arguments, target)
+
+    def _pipeline(self) -> Any:
+        from pixelweave.engine.pipeline import Pipeline
+
+        return Pipeline(self)
+
+    def output_buffer(self) -> Any:
+        """Constraints on the buffer this Func is realized into (Halide's OutputImageParam)."""
+        from pixelweave.engine.ir.output_buffer import OutputBuffer
+
+        if self._output_buffer is None:
+            self._require_defined()
+            self._output_buffer = OutputBuffer(self)
+        return self._output_buffer
+
+    # ------------------------------------------------------------------ tracing (engine/tracing.py)
+    def trace_loads(self) -> Func:
+        """Report every load of this Func's values as a trace event (Halide's trace_loads)."""
+        self._traced.add("loads")
+        return self
+
+    def trace_stores(self) -> Func:
+        """Report every value this Func stores as a trace event (Halide's trace_stores)."""
+        self._traced.add("stores")
+        return self
+
+    def trace_realizations(self) -> Func:
+        """Report the beginning and end of each realization of this Func, with its bounds."""
+        self._traced.add("realizations")
+        return self
+
+    def traced(self) -> frozenset[str]:
+        """What is traced: a subset of {"loads", "stores", "realizations"}."""
+        return frozenset(self._traced)
+
+    def output_constraints(self) -> Any:
+        """The OutputBuffer of `output_buffer()`, or None if it was never asked for."""
+        return self._output_buffer
 
     # ------------------------------------------------------------------ size estimates
     def set_estimate(self, var: Any, min: int, extent: int) -> Func:  # noqa: A002 - Halide's keyword

@@ -506,6 +506,7 @@ def attach_operators(cls: type) -> None:
     cls.__pos__ = lambda self: lhs(self)
     cls.__invert__ = lambda self: bitwise_not(lhs(self))
     cls.__abs__ = lambda self: abs(lhs(self))
+    cls.logical_not = lambda self: logical_not(lhs(self))  # Halide's method form of `!e`
     cls.__hash__ = object.__hash__
 
 

@@ -46,9 +46,34 @@ class Param(E.Variable):
     def set_range(self, lo: int | float | None, hi: int | float | None) -> None:
         object.__setattr__(self, "range", (lo, hi))
 
+    def min_value(self) -> E.Expr | None:
+        """The declared lower bound as an Expr of the Param's type (None without one)."""
+        lo = self.range[0]
+        return None if lo is None else scalar_expr(lo, self.type())
+
+    def max_value(self) -> E.Expr | None:
+        """The declared upper bound as an Expr of the Param's type (None without one)."""
+        hi = self.range[1]
+        return None if hi is None else scalar_expr(hi, self.type())
+
+    def set_min_value(self, value: Any) -> None:
+        self.set_range(_bound_value(self, value, "min"), self.range[1])
+
+    def set_max_value(self, value: Any) -> None:
+        self.set_range(self.range[0], _bound_value(self, value, "max"))
+
     def set_estimate(self, value: int | float) -> None:
         """The value the automatic scheduler assumes (without one it uses the current value)."""
         object.__setattr__(self, "estimate", self._check(value))
+
+
+def _bound_value(param: Param, value: Any, which: str) -> int | float:
+    """A Python number for a Param's min or max (a constant Expr is accepted, as in Halide)."""
+    if isinstance(value, E.Const):
+        value = value.value
+    elif isinstance(value, E.Expr):
+        raise CompileError(f"the {which} value of Param `{param.name}` must be a constant, got {value}")
+    return check_scalar(param.name, param.type(), value)
 
 
 def check_scalar(name: str, t: Type, value: Any) -> int | float:
@@ -117,6 +142,7 @@ class ImageParam:
         self._dims = [Dimension(self, i) for i in range(dimensions)]
         self._array: np.ndarray | None = None
         self._estimates: dict[int, tuple[int, int]] = {}
+        self._trace_loads = False
 
     def name(self) -> str:
         return self._name
@@ -153,8 +179,24 @@ class ImageParam:
     def bottom(self) -> E.Expr:
         return self.dim(1).max()
 
-    def set(self, array: np.ndarray) -> None:
-        self._array = check_image(self, array)
+    def set(self, array: Any) -> None:
+        """Bind a NumPy array (its mins are 0) or a `Buffer` (read over its own mins)."""
+        from pixelweave.engine.buffer_api import Buffer
+
+        check_image(self, array.array() if isinstance(array, Buffer) else array)
+        self._array = array
+
+    def trace_loads(self) -> ImageParam:
+        """Report every load from this image as a trace event (Halide's trace_loads)."""
+        self._trace_loads = True
+        return self
+
+    def traces_loads(self) -> bool:
+        return self._trace_loads
+
+    def reset(self) -> None:
+        """Forget the bound array or Buffer (Halide's `ImageParam.reset`)."""
+        self._array = None
 
     def set_estimates(self, ranges: list[tuple[int, int]]) -> ImageParam:
         """Expected (min, extent) of every dimension, read by the automatic scheduler."""
@@ -171,7 +213,8 @@ class ImageParam:
         """The (min, extent) estimate of each dimension given so far, by dimension index."""
         return dict(self._estimates)
 
-    def get(self) -> np.ndarray | None:
+    def get(self) -> Any:
+        """What `set` bound: a NumPy array or a Buffer (None if nothing was)."""
         return self._array
 
     def __getitem__(self, args: Any) -> E.Call:

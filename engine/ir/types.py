@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from pixelweave.engine.ir.callable_fields import CallableInt, CallableStr
 
 _NUMPY_NAMES = {
     ("uint", 1): "bool",
@@ -24,7 +25,9 @@ _NUMPY_NAMES = {
 @dataclass(frozen=True, slots=True)
 class Type:
     """An element type: a code ('int', 'uint', 'float'), a bit width (bool is uint1) and a
-    number of vector lanes (1 for scalars; vectors appear only in lowered code)."""
+    number of vector lanes (1 for scalars; vectors appear only in lowered code).
+
+    `code`, `bits` and `lanes` read as attributes and, as in Halide's bindings, as methods."""
 
     code: str
     bits: int
@@ -33,6 +36,32 @@ class Type:
     def __post_init__(self) -> None:
         if (self.code, self.bits) not in _NUMPY_NAMES:
             raise ValueError(f"unsupported type {self.code}{self.bits}")
+        object.__setattr__(self, "code", CallableStr(self.code))
+        object.__setattr__(self, "bits", CallableInt(self.bits))
+        object.__setattr__(self, "lanes", CallableInt(self.lanes))
+
+    def bytes(self) -> int:
+        """Bytes per element (bool takes one), as Halide's `Type.bytes()`."""
+        return (self.bits + 7) // 8
+
+    def is_scalar(self) -> bool:
+        return self.lanes == 1
+
+    def is_handle(self) -> bool:
+        """Always False: the engine has no handle (pointer) types."""
+        return False
+
+    def is_bfloat(self) -> bool:
+        """Always False: the engine has no bfloat types."""
+        return False
+
+    def is_max(self, value: int | float) -> bool:
+        """Whether value is this type's largest value (Halide's `Type.is_max`)."""
+        return not self.is_float() and value == self.max()
+
+    def is_min(self, value: int | float) -> bool:
+        """Whether value is this type's smallest value (Halide's `Type.is_min`)."""
+        return not self.is_float() and value == self.min()
 
     def is_bool(self) -> bool:
         return self.code == "uint" and self.bits == 1

@@ -111,6 +111,13 @@ class RDom:
     def dimensions(self) -> int:
         return len(self.vars)
 
+    def defined(self) -> bool:
+        """Always True: an RDom object always has its ranges (Halide's `RDom.defined`)."""
+        return True
+
+    def same_as(self, other: RDom) -> bool:
+        return self is other
+
     def __len__(self) -> int:
         return len(self.vars)
 

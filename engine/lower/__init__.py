@@ -32,6 +32,7 @@ from pixelweave.engine.lower.schedule_functions import schedule_functions
 from pixelweave.engine.lower.simplify import clear_simplify_cache
 from pixelweave.engine.lower.sliding_window import sliding_window
 from pixelweave.engine.lower.storage_folding import storage_folding
+from pixelweave.engine.lower.tracing import add_tracing
 from pixelweave.engine.lower.unroll import unroll_loops
 from pixelweave.engine.lower.vectorize import vectorize_loops
 from pixelweave.engine.lowered import Argument, LoweredPipeline
@@ -133,6 +134,7 @@ def _lower(
         ("allocation bounds", lambda s: allocation_bounds(ctx, s)),
         ("storage folding", lambda s: storage_folding(ctx, s)),
         ("input and output checks", lambda s: add_input_checks(ctx, s)),
+        ("tracing", lambda s: add_tracing(ctx, s)),
     ]
     late: list[tuple[str, Callable[[Stmt], Stmt]]] = [
         ("storage flattening", lambda s: storage_flattening(ctx, s)),

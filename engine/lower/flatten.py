@@ -24,15 +24,20 @@ def _v(name: str) -> E.Variable:
 
 
 def flat_index(
-    name: str, args: tuple[E.Expr, ...], folds: dict[int, int] | None = None, dense_first: bool = True
+    name: str,
+    args: tuple[E.Expr, ...],
+    folds: dict[int, int] | None = None,
+    dense_first: bool = True,
+    first_stride: int = 1,
 ) -> E.Expr:
-    """sum((arg_i - name.min.i) * name.stride.i). The pipeline's own buffers are dense in
-    dimension 0 (input checks assert it); scratch buffers have the strides of their
+    """sum((arg_i - name.min.i) * name.stride.i). The pipeline's own buffers have the
+    constant stride `first_stride` in dimension 0 (1 unless an output_buffer() constraint
+    says otherwise; input checks assert it); scratch buffers have the strides of their
     storage order. A folded dimension addresses arg_i mod its fold size."""
     index: E.Expr | None = None
     folds = folds or {}
     for i, a in enumerate(args):
-        stride = E.Const(I32, 1) if (i == 0 and dense_first) else _v(f"{name}.stride.{i}")
+        stride = E.Const(I32, first_stride) if (i == 0 and dense_first) else _v(f"{name}.stride.{i}")
         if i in folds:
             term = E.Mul(E.Mod(a, E.Const(I32, folds[i])), stride)
         else:
@@ -49,7 +54,7 @@ def storage_flattening(ctx: LoweringContext, stmt: Stmt) -> Stmt:
         orders[info.name] = [info.pure_vars.index(v) for v in order] if order else list(range(len(info.pure_vars)))
         if len(info.types) > 1:
             tuple_types[info.name] = info.types
-    return _Flatten(orders, tuple_types).mutate(stmt)
+    return _Flatten(orders, output_first_strides(ctx), tuple_types).mutate(stmt)
 
 
 def value_buffer(name: str, value_index: int, tuple_types: dict) -> str:
@@ -58,9 +63,23 @@ def value_buffer(name: str, value_index: int, tuple_types: dict) -> str:
     return f"{name}.{value_index}" if name in tuple_types else name
 
 
+def output_first_strides(ctx: LoweringContext) -> dict[str, int]:
+    """Outputs whose dimension-0 stride output_buffer() fixes to something other than 1."""
+    strides = {}
+    for f in ctx.pipeline.outputs:  # by name: an output stage may be a copy standing in for f
+        constraints = f.output_constraints()
+        stride = constraints.dim(0).stride() if constraints is not None and f.dimensions() else None
+        if stride is not None and stride != 1:
+            strides[f.name()] = stride
+    return strides
+
+
 class _Flatten(StmtMutator):
-    def __init__(self, orders: dict[str, list[int]], tuple_types: dict | None = None) -> None:
+    def __init__(
+        self, orders: dict[str, list[int]], first_strides: dict[str, int], tuple_types: dict | None = None
+    ) -> None:
         self.orders = orders
+        self.first_strides = first_strides
         self.tuple_types = tuple_types or {}
         self.folds: dict[str, dict[int, int]] = {}
 
@@ -82,7 +101,9 @@ class _Flatten(StmtMutator):
 
     def _index(self, name: str, args: tuple[E.Expr, ...]) -> E.Expr:
         internal = name in self.folds
-        return flat_index(name, args, self.folds.get(name), dense_first=not internal)
+        return flat_index(
+            name, args, self.folds.get(name), dense_first=not internal, first_stride=self.first_strides.get(name, 1)
+        )
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
         # A Func returning a Tuple has one allocation per value, all over the same region.

@@ -12,24 +12,31 @@ from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.lower.bounds_inference import assert_within, buffer_extent, buffer_min
 from pixelweave.engine.lower.context import FuncInfo, LoweringContext
+from pixelweave.engine.lower.flatten import output_first_strides
 from pixelweave.engine.lower.region import box_touched
 from pixelweave.engine.reference import dim_label
 from pixelweave.engine.schedule import TailStrategy
 from pixelweave.engine.stmt import AssertStmt, Stmt, make_block
 
 
-def _dense(name: str, what: str) -> AssertStmt:
+def _dense(name: str, what: str, want: int = 1) -> AssertStmt:
     stride = E.Variable(f"{name}.stride.0", Int(32), "param")
-    return AssertStmt(
-        E.EQ(stride, E.Const(Int(32), 1)),
-        f"{what} `{name}` must be dense in dimension 0 (stride 1, the last NumPy axis), but its stride is {{}}",
-        (stride,),
+    message = (
+        f"{what} `{name}` must be dense in dimension 0 (stride 1, the last NumPy axis), but its stride is {{}}"
+        if want == 1
+        else f"{what} `{name}` must have stride {want} in dimension 0 (its output_buffer() constraint), but has {{}}"
     )
+    return AssertStmt(E.EQ(stride, E.Const(Int(32), want)), message, (stride,))
 
 
 def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     checks: list[Stmt] = [_dense(im.name(), "input") for im in ctx.images]
-    checks += [_dense(info.name, "output") for info in ctx.funcs if info.is_output and info.pure_vars]
+    first_strides = output_first_strides(ctx)
+    checks += [
+        _dense(info.name, "output", first_strides.get(info.name, 1))
+        for info in ctx.funcs
+        if info.is_output and info.pure_vars
+    ]
     for image in ctx.images:
         name = image.name()
         box = box_touched(stmt, name)

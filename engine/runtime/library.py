@@ -22,6 +22,7 @@ from pixelweave.engine.codegen.llvm import (
 )
 from pixelweave.engine.codegen.target import compile_ir_to_object, data_layout, resolve_target
 from pixelweave.engine.errors import CompileError
+from pixelweave.engine.ir.debug_calls import DEBUG_HOOKS
 from pixelweave.engine.ir.types import Type
 from pixelweave.engine.lowered import Argument, LoweredPipeline
 from pixelweave.engine.runtime.thread_pool import NUM_THREADS_ENV
@@ -76,6 +77,7 @@ def export_library(
     module = generate_module(
         lowered, triple=spec.triple, datalayout=data_layout(spec), profile=False, embed_runtime=True, checked=checked
     )
+    refuse_debug_hooks(module.ir, name)
     obj = compile_ir_to_object(module.ir, spec, level, pic=True, jit=False).data
     object_path = directory / f"{name}.o"
     object_path.write_bytes(obj)
@@ -90,6 +92,15 @@ def export_library(
     if result.returncode != 0:
         raise CompileError(f"linking {library_path.name} failed:\n{' '.join(command)}\n{result.stderr}")
     return ExportedLibrary(name, object_path, library_path, header_path)
+
+
+def refuse_debug_hooks(ir_text: str, name: str) -> None:
+    """CompileError if the code calls print or trace hooks, which exist only in this process."""
+    if any(f"@{symbol}(" in ir_text for symbol in DEBUG_HOOKS.values()):
+        raise CompileError(
+            f"pipeline `{name}` uses print, print_when or tracing, which report to Python and so work only in "
+            "code compiled here (realize, compile, compile_to_callable); remove them to export it"
+        )
 
 
 def c_identifier(name: str) -> str:
