@@ -140,11 +140,20 @@ class Pipeline:
 
         return stmt_to_string(lower(self, target).lowered.body)
 
-    def compile(self, target: str = "host", level: str = "full", profile: bool = False, checked: bool = False):
+    def compile(
+        self,
+        target: str = "host",
+        level: str = "full",
+        profile: bool = False,
+        checked: bool = False,
+        device: str | None = None,
+    ):
         """Compile to native code: `level="fast"` for quick previews, "full" for speed;
         `profile=True` times each Func; `checked=True` tests every load and store index
         against its buffer and raises RuntimeFailure on the first violation (slower: for
-        tests and debugging). Returns a callable `fn(sizes, inputs, out=None)`."""
+        tests and debugging). target="opencl" runs GPU-scheduled Funcs as OpenCL kernels on
+        `device` ("platform:device", else $PIXELWEAVE_OPENCL_DEVICE, else the first usable
+        one). Returns a callable `fn(sizes, inputs, out=None)`."""
         import time
 
         from pixelweave.engine.compiled import Compiled
@@ -154,7 +163,9 @@ class Pipeline:
 
         if checked and target == "opencl":
             raise CompileError("checked=True is available for CPU targets only, not target='opencl'")
-        key = (target, level, profile, checked, self._schedule_signature())
+        if profile and target == "opencl":
+            raise CompileError("profile=True is available for CPU targets only, not target='opencl'")
+        key = (target, level, profile, checked, device, self._schedule_signature())
         cached = self._compiled.get(key)
         if cached is not None:
             return cached
@@ -171,6 +182,14 @@ class Pipeline:
         start = time.perf_counter()
         lowering = lower(self, target, name=self._symbol_name())
         lower_seconds = time.perf_counter() - start
+        if target == "opencl":
+            from pixelweave.engine.runtime.opencl_host import compile_opencl
+
+            with deep_recursion():
+                native = compile_opencl(lowering.lowered, device)
+            compiled = Compiled(self, lowering, native, lower_seconds)
+            self._compiled[key] = compiled
+            return compiled
         with deep_recursion():
             native = compile_pipeline(
                 lowering.lowered,
@@ -212,7 +231,7 @@ class Pipeline:
         compiled = Compiled(self, None, load_native_code(code), 0.0)
         profile = bool(code.profile_names)
         # Served to compile() without checked=True (shipped code is compiled unchecked).
-        self._compiled[(target, code.level, profile, False, self._schedule_signature())] = compiled
+        self._compiled[(target, code.level, profile, False, None, self._schedule_signature())] = compiled
         return compiled
 
     def compile_to_library(self, name: str, directory: str = ".", target: str = "host"):

@@ -119,7 +119,8 @@ def _lower(pipeline: Pipeline, target: str, name: str, loop_nest_only: bool = Fa
         ("simplification before unrolling", simplify_stmt),
         ("unrolling", unroll_loops),
         ("boundary fast path", boundary_fast_path),
-        ("vectorization", vectorize_loops),
+        # OpenCL kernels are scalar code: vectorized loops reach that backend as serial loops
+        ("vectorization", vectorize_loops if target != "opencl" else (lambda s: s)),
         ("simplification", simplify_stmt),
     ]
     start = time.perf_counter()
