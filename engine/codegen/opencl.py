@@ -118,6 +118,16 @@ def _has_side_effects(s: Stmt) -> bool:
     return any(isinstance(n, (Store, AssertStmt)) for n in walk_stmt(s))
 
 
+def _fits_one_kernel(s: Stmt) -> bool:
+    """Whether every allocation inside s can be a private array (constant and small);
+    otherwise the loops around it run on the host and it becomes a device buffer."""
+    for n in walk_stmt(s):
+        if isinstance(n, Allocate):
+            if not isinstance(n.size, E.Const) or int(n.size.value) * max(n.type.bits // 8, 1) > MAX_PRIVATE_BYTES:
+                return False
+    return True
+
+
 def _host_expr(e: E.Expr) -> bool:
     """Whether the host can evaluate e (no memory reads, no math intrinsics)."""
     return not any(isinstance(n, (Load, E.Call)) for n in walk(e))
@@ -161,7 +171,7 @@ class _Generator:
             return Allocate(s.name, s.type, s.size, False, self.host(s.body, func))
         if isinstance(s, Evaluate) and not _has_side_effects(s):
             return s
-        if isinstance(s, LetStmt) and (gpu or _host_expr(s.value)):
+        if isinstance(s, LetStmt) and (gpu or _host_expr(s.value) or not _fits_one_kernel(s)):
             return self._host_let(s, func)
         if isinstance(s, AssertStmt) and all(_host_expr(e) for e in s.children()):
             return s
@@ -169,7 +179,7 @@ class _Generator:
             self._require_host(s.condition, "a condition", func)
             other = self.host(s.else_case, func) if s.else_case is not None else None
             return IfThenElse(s.condition, self.host(s.then_case, func), other)
-        if isinstance(s, For) and gpu:
+        if isinstance(s, For) and (gpu or not _fits_one_kernel(s)):
             self._require_host(s.min, s.name, func)
             self._require_host(s.extent, s.name, func)
             return For(s.name, s.min, s.extent, ForType.SERIAL, self.host(s.body, func))
