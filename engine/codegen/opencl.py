@@ -122,9 +122,10 @@ def _fits_one_kernel(s: Stmt) -> bool:
     """Whether every allocation inside s can be a private array (constant and small);
     otherwise the loops around it run on the host and it becomes a device buffer."""
     for n in walk_stmt(s):
-        if isinstance(n, Allocate):
-            if not isinstance(n.size, E.Const) or int(n.size.value) * max(n.type.bits // 8, 1) > MAX_PRIVATE_BYTES:
-                return False
+        if isinstance(n, Allocate) and (
+            not isinstance(n.size, E.Const) or int(n.size.value) * max(n.type.bits // 8, 1) > MAX_PRIVATE_BYTES
+        ):
+            return False
     return True
 
 

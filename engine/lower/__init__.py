@@ -163,7 +163,8 @@ def _check_target(ctx: LoweringContext) -> None:
                     )
                 if ctx.target != "opencl":
                     raise ScheduleError(
-                        f"`{where}` is gpu_single_thread, which needs target='opencl'; the target here is {ctx.target!r}"
+                        f"`{where}` is gpu_single_thread, which needs target='opencl'; "
+                        f"the target here is {ctx.target!r}"
                     )
             if ctx.target == "opencl":
                 continue

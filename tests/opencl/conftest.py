@@ -3,7 +3,6 @@
 import pytest
 
 
-
 @pytest.fixture(scope="session")
 def opencl_device():
     """The device the tests compile for; CI installs pocl so there always is one."""

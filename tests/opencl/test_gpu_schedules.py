@@ -9,9 +9,9 @@ gpu_single_thread, update definitions, boundary conditions and gathers.
 
 import numpy as np
 import pytest
+from pixelweave.engine.errors import ScheduleError
 
 import pixelweave as pw
-from pixelweave.engine.errors import ScheduleError
 from tests.opencl.helpers import assert_matches_reference
 
 pytestmark = pytest.mark.usefixtures("opencl_device")
