@@ -22,7 +22,6 @@ from pixelweave.engine.stmt import ForType
 if TYPE_CHECKING:
     from pixelweave.engine.ir.func import Definition, Func
 
-
 class TailStrategy(Enum):
     """What a split does when the factor does not divide the extent.
 
@@ -251,13 +250,7 @@ class Stage:
         self._check_tail(old_dim, tail)
         self.schedule.splits.append(
             Split(
-                "split",
-                old_dim.name,
-                outer_name,
-                inner_name,
-                factor,
-                tail,
-                is_rvar=old_dim.is_rvar,
+                "split", old_dim.name, outer_name, inner_name, factor, tail, is_rvar=old_dim.is_rvar,
                 bounded=old_dim.bounded,
             )
         )
