@@ -63,7 +63,8 @@ def compile_opencl(lowered: LoweredPipeline, device: str | None = None) -> OpenC
     return OpenCLPipeline(program, chosen, built, time.perf_counter() - start)
 
 
-_LINE = re.compile(r":(\d+):(\d+):\s*(error|fatal error)", re.IGNORECASE)
+# "file.cl:LINE:COL: error: ..." (clang) or "error: file.cl:LINE:COL: ..." (pocl)
+_LINE = re.compile(r":(\d+):(\d+):\s*(?:fatal )?error|error:\s*\S*?:(\d+):(\d+):", re.IGNORECASE)
 
 
 def _build(device: OpenCLDevice, program: OpenCLProgram) -> Any:
@@ -80,7 +81,7 @@ def _build(device: OpenCLDevice, program: OpenCLProgram) -> Any:
         where = ""
         culprit = None
         if match:
-            line = int(match.group(1))
+            line = int(match.group(1) or match.group(3))
             culprit = next((k for k in program.kernels if k.first_line <= line <= k.last_line), None)
             text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
             where = f" at line {line} of the kernel source: {text}"
