@@ -28,6 +28,8 @@ from pixelweave.engine.errors import CompileError, ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Type
 from pixelweave.engine.ir.visit import walk
+from pixelweave.engine.lower.intervals import SymInterval, interval_of
+from pixelweave.engine.lower.simplify import simplify
 from pixelweave.engine.lowered import LoweredPipeline
 from pixelweave.engine.stmt import (
     Allocate,
@@ -71,6 +73,8 @@ class Kernel:
     block_extents: list[E.Expr]
     local_size: tuple[int, ...]
     asserts: list[AssertStmt] = field(default_factory=list)  # failures are recorded, by index
+    # storage of non-constant size: (name, element type, host bound on its size, per_group)
+    scratch: list[tuple[str, Type, E.Expr, bool]] = field(default_factory=list)
     first_line: int = 0  # lines of the program source this kernel occupies
     last_line: int = 0
     source: str = ""
@@ -239,6 +243,9 @@ class _KernelBuilder:
         self.asserts: list[AssertStmt] = []
         self.local_size: tuple[int, ...] = (1,)
         self.threaded = False
+        self.intervals: dict[str, SymInterval] = {}  # kernel variables as ranges of host expressions
+        self.scratch: list[tuple[str, Type, E.Expr, bool]] = []
+        self.kernel_vars: set[str] = set()
 
     def _fresh(self, hint: str) -> str:
         self._counter += 1
@@ -275,6 +282,7 @@ class _KernelBuilder:
         for dim, loop in enumerate(reversed(blocks)):
             em.push_scope()
             em.declare(loop.name, loop.min.type(), f"a_bmin{dim} + (int)get_group_id({dim})")
+            self._bind_interval(loop.name, self._loop_interval(loop))
         if blocks or (isinstance(s, For) and s.for_type == ForType.GPU_THREAD):
             self.threaded = True
             self.local_size = self._choose_local_size(s)
@@ -286,6 +294,8 @@ class _KernelBuilder:
         params = [f"__global {memory_type(a.type)} *{a.c_name}" for a in arguments if a.is_buffer]
         params += [f"{self._arg_type(a.type)} {a.c_name}" for a in arguments if not a.is_buffer]
         params += [f"int a_bmin{d}" for d in range(len(blocks))]
+        for name, t, _bound, _per_group in self.scratch:
+            params += [f"__global {memory_type(t)} *scratch_{sanitize(name)}", f"long scratch_{sanitize(name)}_size"]
         if self.asserts:
             params.append("__global int *pw_error")
         attributes = ""
@@ -307,6 +317,7 @@ class _KernelBuilder:
             block_extents,
             self.local_size,
             list(self.asserts),
+            list(self.scratch),
             source="\n".join(source_lines) + "\n",
         )
 
@@ -395,7 +406,9 @@ class _KernelBuilder:
             value = em.expr(s.value)
             em.push_scope(hide=em.lookup(s.name) is not None)
             em.declare(s.name, s.value.type(), value)
+            old = self._bind_interval(s.name, self._interval(s.value))
             self._block_level(s.body)
+            self._restore_interval(s.name, old)
             em.pop_scope()
         elif isinstance(s, Allocate):
             self._allocate(s, local=True, body=self._block_level)
@@ -412,6 +425,7 @@ class _KernelBuilder:
             chain.append(chain[-1].body)
         em = self.em
         opened = 0
+        saved: list[tuple[str, SymInterval | None]] = []
         for loop in chain:
             dim = len(chain) - 1 - chain.index(loop)
             if dim >= len(self.local_size):
@@ -430,8 +444,11 @@ class _KernelBuilder:
             em.open_block(head)
             em.push_scope(hide=em.lookup(loop.name) is not None)
             em.declare(loop.name, t, f"({c_type(t)})({lo} + {counter})")
+            saved.append((loop.name, self._bind_interval(loop.name, self._loop_interval(loop))))
             opened += 1
         self._serial(chain[-1].body)
+        for name, old in reversed(saved):
+            self._restore_interval(name, old)
         for _ in range(opened):
             em.pop_scope()
             em.close_block()
@@ -448,7 +465,9 @@ class _KernelBuilder:
             value = em.expr(s.value)
             em.push_scope(hide=em.lookup(s.name) is not None)
             em.declare(s.name, s.value.type(), value)
+            old = self._bind_interval(s.name, self._interval(s.value))
             self._serial(s.body)
+            self._restore_interval(s.name, old)
             em.pop_scope()
         elif isinstance(s, Store):
             ref = em.buffers.get(s.buffer)
@@ -481,7 +500,9 @@ class _KernelBuilder:
         em.open_block(f"for ({ct} {counter} = 0; {counter} < {extent}; {counter}++)")
         em.push_scope(hide=em.lookup(s.name) is not None)
         em.declare(s.name, t, f"({ct})({lo} + {counter})")
+        old = self._bind_interval(s.name, self._loop_interval(s))
         body(s.body)
+        self._restore_interval(s.name, old)
         em.pop_scope()
         em.close_block()
 
@@ -503,11 +524,8 @@ class _KernelBuilder:
         em = self.em
         size = s.size
         if not isinstance(size, E.Const):
-            raise self._error(
-                f"its storage `{s.name}` inside a GPU kernel has a size that is not constant ({size}); "
-                "OpenCL needs constant sizes for local and private arrays: compute it at a loop level where "
-                "its bounds are fixed, or compute it at root"
-            )
+            self._scratch_allocate(s, per_group=local, body=body)
+            return
         count = max(int(size.value), 1)
         elem = memory_type(s.type)
         nbytes = count * max(s.type.bits // 8, 1)
@@ -526,6 +544,62 @@ class _KernelBuilder:
                     f"{MAX_PRIVATE_BYTES}); compute it at a finer loop level or at root"
                 )
             em.line(f"{elem} {c_name}[{count}];")
+        outer = em.buffers.get(s.name)
+        em.buffers[s.name] = (c_name, s.type.element_of())
+        body(s.body)
+        if outer is None:
+            del em.buffers[s.name]
+        else:
+            em.buffers[s.name] = outer
+
+    # ------------------------------------------------------------------ ranges of kernel variables
+    def _interval(self, e: E.Expr) -> SymInterval:
+        return interval_of(e, self.intervals)
+
+    def _loop_interval(self, loop: For) -> SymInterval:
+        lo, extent = self._interval(loop.min), self._interval(loop.extent)
+        if lo.lo is None or lo.hi is None or extent.hi is None:
+            return SymInterval(lo.lo, None)
+        return SymInterval(lo.lo, simplify(E.Sub(E.Add(lo.hi, extent.hi), E.Const(lo.hi.type(), 1))))
+
+    def _bind_interval(self, name: str, interval: SymInterval) -> SymInterval | None:
+        old = self.intervals.get(name)
+        self.intervals[name] = interval
+        self.kernel_vars.add(name)
+        return old
+
+    def _restore_interval(self, name: str, old: SymInterval | None) -> None:
+        if old is None:
+            self.intervals.pop(name, None)
+        else:
+            self.intervals[name] = old
+
+    def _scratch_allocate(self, s: Allocate, per_group: bool, body) -> None:
+        """Storage whose size varies inside the kernel: a slice of a device buffer per
+        work-group (block level) or per work-item, sized by a bound the host computes."""
+        em = self.em
+        bound = self._interval(s.size).hi
+        if (
+            bound is None
+            or not _host_expr(bound)
+            or any(isinstance(n, E.Variable) and n.name in self.kernel_vars for n in walk(bound))
+        ):
+            raise self._error(
+                f"its storage `{s.name}` inside a GPU kernel has a size ({s.size}) with no upper bound the host "
+                "can compute; compute it at a loop level where its bounds are fixed, or compute it at root"
+            )
+        c_name = self._fresh(s.name)
+        arg = f"scratch_{sanitize(s.name)}"
+        if any(n == s.name for n, *_ in self.scratch):
+            raise self._error(f"its storage `{s.name}` is allocated twice in one GPU kernel")
+        self.scratch.append((s.name, s.type.element_of(), bound, per_group))
+        if per_group:
+            linear = "(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2)))"
+        else:
+            linear = (
+                "(get_global_id(0) + get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2)))"
+            )
+        em.line(f"__global {memory_type(s.type)} *{c_name} = {arg} + (long){linear} * {arg}_size;")
         outer = em.buffers.get(s.name)
         em.buffers[s.name] = (c_name, s.type.element_of())
         body(s.body)

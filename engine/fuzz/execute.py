@@ -67,10 +67,10 @@ def _same(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> str | None:
     return f"{int(bad.sum())} of {a.size} values differ; first at {where}: {a[where]!r} vs {b[where]!r}"
 
 
-def run_case(case: Case, with_halide: bool = False) -> dict[str, Any]:
+def run_case(case: Case, with_halide: bool = False, target: str = "host") -> dict[str, Any]:
     """Build, schedule, compile (checked if the case says so), run and compare one case."""
     start = time.perf_counter()
-    result = _run(case, with_halide)
+    result = _run(case, with_halide, target)
     result["seconds"] = round(time.perf_counter() - start, 3)
     return result
 
@@ -85,7 +85,7 @@ def _refusal(case: Case, err: Exception, phase: str, funcs: dict[str, Any] | Non
     return {"outcome": outcome, "message": message, "phase": phase, "signature": signature(message)}
 
 
-def _run(case: Case, with_halide: bool) -> dict[str, Any]:
+def _run(case: Case, with_halide: bool, target: str = "host") -> dict[str, Any]:
     try:
         ns = _namespace(case)
         outputs, funcs, rdoms, _ = ns["algorithm"](pw)
@@ -98,7 +98,7 @@ def _run(case: Case, with_halide: bool) -> dict[str, Any]:
     try:
         ns["schedule"](funcs, rdoms)
         pipeline = pw.Pipeline(outputs)
-        compiled = pipeline.compile(level="fast", checked=case.checked)
+        compiled = pipeline.compile(target, level="fast", checked=case.checked)
     except pw.PixelweaveError as err:
         return _refusal(case, err, "compile", funcs)
     except Exception:

@@ -318,16 +318,21 @@ class _Host:
                 dtype = np.int32 if a.type.is_bool() else a.type.numpy()
                 args.append(np.array(value, dtype=dtype)[()])
         args += [np.int32(m) for m in mins]
-        error = None
-        if k.asserts:
-            error = self.pipeline.error_buffer()
-            cl.enqueue_fill_buffer(self.pipeline.device.queue, error, np.int32(0), 0, 4 * 8)
-            args.append(error)
         local = list(k.local_size)
         dims = max(len(local), len(extents), 1)
         local += [1] * (dims - len(local))
         extents += [1] * (dims - len(extents))
         global_size = tuple(e * s for e, s in zip(extents, local, strict=True))
+        for name, t, bound, per_group in k.scratch:
+            size = max(int(evaluate(bound, self.env)), 1)
+            users = _product(extents) if per_group else _product(global_size)
+            nbytes = size * users * max(t.bits // 8, 1)
+            args += [self.pipeline.scratch_buffer(f"{k.name}.{name}", nbytes), np.int64(size)]
+        error = None
+        if k.asserts:
+            error = self.pipeline.error_buffer()
+            cl.enqueue_fill_buffer(self.pipeline.device.queue, error, np.int32(0), 0, 4 * 8)
+            args.append(error)
         kernel = self.pipeline._kernels[k.name]
         try:
             kernel(self.pipeline.device.queue, global_size, tuple(local), *args)
@@ -345,6 +350,13 @@ class _Host:
 
 
 _UNBOUND = object()
+
+
+def _product(values: Sequence[int]) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
 
 
 def _restore(env: dict[str, Any], name: str, old: Any) -> None:

@@ -26,7 +26,11 @@ def test_the_first_usable_device_is_chosen(fresh_choice, monkeypatch):
     monkeypatch.delenv(DEVICE_ENV, raising=False)
     device = select_device()
     assert device.label.startswith(f"{device.platform_index}:{device.device_index} ")
-    assert (f"{device.platform_index}:{device.device_index}", device.platform_name, device.device_name) in list_devices()
+    assert (
+        f"{device.platform_index}:{device.device_index}",
+        device.platform_name,
+        device.device_name,
+    ) in list_devices()
 
 
 def test_the_environment_variable_names_a_device(fresh_choice, monkeypatch):
@@ -91,11 +95,15 @@ def test_a_device_that_cannot_build_is_skipped(fresh_choice, monkeypatch):
 
 
 def test_a_build_error_names_the_func_and_the_line(opencl_device):
-    source = "__kernel void ok(__global int *a) { a[0] = 1; }\n__kernel void bad(__global int *a) {\n  a[0] = nope;\n}\n"
+    source = (
+        "__kernel void ok(__global int *a) { a[0] = 1; }\n__kernel void bad(__global int *a) {\n  a[0] = nope;\n}\n"
+    )
     kernels = [
         Kernel("ok", "first_func", [], [], [], (1,), first_line=1, last_line=1),
         Kernel("bad", "second_func", [], [], [], (1,), first_line=2, last_line=4),
     ]
     program = OpenCLProgram("p", source, kernels, no_op(), [])
-    with pytest.raises(CompileError, match=r"Func `second_func` did not build .* at line 3 of the kernel source: a\[0\] = nope;"):
+    with pytest.raises(
+        CompileError, match=r"Func `second_func` did not build .* at line 3 of the kernel source: a\[0\] = nope;"
+    ):
         _build(opencl_device, program)
