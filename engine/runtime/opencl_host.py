@@ -106,6 +106,7 @@ class OpenCLPipeline:
         self.compile_seconds = compile_seconds
         self.profile_names: list[str] = []
         self.last_run_seconds: float | None = None
+        # of last_run_seconds, the time copying inputs to the device and outputs back
         self.last_transfer_seconds: float | None = None
         self.last_profile: dict[str, float] | None = None
         self._built = built
@@ -167,10 +168,11 @@ class OpenCLPipeline:
             else:
                 buf = cl.Buffer(context, cl.mem_flags.READ_ONLY, nbytes)
                 if dense.nbytes:
-                    cl.enqueue_copy(queue, buf, dense, is_blocking=False)
+                    cl.enqueue_copy(queue, buf, dense, is_blocking=True)
             transfer += time.perf_counter() - t0
             buffers[a.name] = buf
         _Host(self, env, buffers).run(self.program.host)
+        queue.finish()
         t0 = time.perf_counter()
         for array, buf, dense in copies_back:
             if dense.nbytes:
