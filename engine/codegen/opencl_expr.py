@@ -158,6 +158,26 @@ def _shift_helper(t: Type) -> str:
     )
 
 
+def _by_positive_constant(e: E.Expr, t: Type, a: str) -> str | None:
+    """Division or modulo by a positive constant without the helper's special cases:
+    C's operators for unsigned types, shifts and masks for powers of two (arithmetic shifts
+    round toward minus infinity, which is Euclidean for a positive divisor)."""
+    d = e.b
+    if not isinstance(d, E.Const) or t.is_bool():
+        return None
+    c = int(d.value)
+    if c <= 0:
+        return None
+    ct = c_type(t)
+    is_div = isinstance(e, E.Div)
+    if t.is_uint():
+        return f"({ct})({a} {'/' if is_div else '%'} {c_literal(t, c)})"
+    if c & (c - 1) == 0:
+        k = c.bit_length() - 1
+        return f"({ct})({a} >> {k})" if is_div else f"({ct})({a} & {c_literal(t, c - 1)})"
+    return None
+
+
 class ExprEmitter:
     """Emits expressions as temporaries into the current block of lines.
 
@@ -284,16 +304,14 @@ class ExprEmitter:
                 return f"(({u}){a} {op} ({u}){b}) & 1u"
             u = _unsigned_work_type(t)
             return f"({ct})(({u}){a} {op} ({u}){b})"
-        if isinstance(e, E.Div):
+        if isinstance(e, (E.Div, E.Mod)):
             a, b = self.expr(e.a), self.expr(e.b)
             if t.is_float():
-                return f"{a} / {b}"
-            return f"{self._helper('div', t)}({a}, {b})"
-        if isinstance(e, E.Mod):
-            a, b = self.expr(e.a), self.expr(e.b)
-            if t.is_float():
-                return f"{a} - {b} * floor({a} / {b})"
-            return f"{self._helper('mod', t)}({a}, {b})"
+                return f"{a} / {b}" if isinstance(e, E.Div) else f"{a} - {b} * floor({a} / {b})"
+            fast = _by_positive_constant(e, t, a)
+            if fast is not None:
+                return fast
+            return f"{self._helper('div' if isinstance(e, E.Div) else 'mod', t)}({a}, {b})"
         if isinstance(e, (E.Min, E.Max)):
             a, b = self.expr(e.a), self.expr(e.b)
             op = "<" if isinstance(e, E.Min) else ">"

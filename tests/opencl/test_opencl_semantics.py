@@ -14,7 +14,7 @@ import pytest
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 from pixelweave.engine.lowered import LoweredPipeline
-from pixelweave.engine.reference import intrinsic
+from pixelweave.engine.reference import divide, intrinsic, modulo
 from pixelweave.engine.runtime.opencl_host import compile_opencl
 from pixelweave.engine.stmt import For, ForType, IfThenElse, LetStmt
 from pixelweave.engine.stmt_visit import StmtMutator
@@ -153,3 +153,22 @@ def test_integer_intrinsics(t: Type, rng) -> None:
         if name == "absd" and t.bits == 64:
             want = np.array([abs(int(p) - int(q)) & (2**64 - 1) for p, q in zip(a, b, strict=True)], dtype=np.uint64)
         np.testing.assert_array_equal(got[name], want, err_msg=f"{name} on {t}")
+
+
+@pytest.mark.parametrize("t", [Int(8), Int(16), Int(32), Int(64), UInt(8), UInt(16), UInt(32), UInt(64)], ids=str)
+def test_division_by_constants(t: Type, rng) -> None:
+    """Constant divisors take shorter paths (C's operators, shifts, masks): same results."""
+    divisors = [1, 2, 3, 4, 7, 8, 16, 0] + ([-1, -2, -3, -8, t.min()] if t.is_int() else [t.max()])
+    outputs = {}
+    for k, d in enumerate(divisors):
+        outputs[f"q{k}"] = (t, lambda v, d=d: E.Div(v["a"], E.Const(t, d)))
+        outputs[f"r{k}"] = (t, lambda v, d=d: E.Mod(v["a"], E.Const(t, d)))
+    lowered = elementwise(f"constdiv_{t.code}{t.bits}", {"a": t}, outputs)
+    a = sample(t, rng)
+    got = run(lowered, {"a": a}, {name: t for name in outputs})
+    for k, d in enumerate(divisors):
+        b = np.full_like(a, d)
+        with np.errstate(all="ignore"):
+            quotient, remainder = divide(a, b, t), modulo(a, b, t)
+        np.testing.assert_array_equal(got[f"q{k}"], quotient, err_msg=f"{t} / {d}")
+        np.testing.assert_array_equal(got[f"r{k}"], remainder, err_msg=f"{t} % {d}")
