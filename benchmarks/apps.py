@@ -16,15 +16,21 @@ VECTOR_F32 = 16  # natural vector width for float32 with AVX-512 (8 with AVX2)
 VECTOR_U16 = 32
 
 
-def build_blur(m: Any, vec: int = VECTOR_U16, schedule: bool = True) -> tuple[Any, dict]:
+def build_blur(m: Any, vec: int = VECTOR_U16, schedule: bool = True, gpu: bool = False) -> tuple[Any, dict]:
     """apps/blur: 3x3 box blur of a u16 image (the input is 2 pixels larger in x and y),
-    sliding window within strips of 8 rows."""
+    sliding window within strips of 8 rows. gpu=True: the GPU schedule instead (16x16
+    output tiles on GPU blocks and threads, blur_x per tile in local memory on the threads)."""
     x, y, yi = m.Var("x"), m.Var("y"), m.Var("yi")
     inp = m.ImageParam(m.UInt(16), 2, "input")
     blur_x, blur_y = m.Func("blur_x"), m.Func("blur_y")
     blur_x[x, y] = (inp[x, y] + inp[x + 1, y] + inp[x + 2, y]) / 3
     blur_y[x, y] = (blur_x[x, y] + blur_x[x, y + 1] + blur_x[x, y + 2]) / 3
     if not schedule:
+        return blur_y, {"input": inp}
+    if gpu:
+        xo, yo, xi = m.Var("xo"), m.Var("yo"), m.Var("xi")
+        blur_y.gpu_tile(x, y, xo, yo, xi, yi, 16, 16)
+        blur_x.compute_at(blur_y, xo).gpu_threads(x, y)
         return blur_y, {"input": inp}
     blur_y.split(y, y, yi, 8).parallel(y).vectorize(x, vec)
     blur_x.store_at(blur_y, y).compute_at(blur_y, yi).vectorize(x, vec)

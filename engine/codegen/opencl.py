@@ -27,7 +27,7 @@ from pixelweave.engine.codegen.opencl_expr import ExprEmitter, c_literal, c_type
 from pixelweave.engine.errors import CompileError, ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Type
-from pixelweave.engine.ir.visit import walk
+from pixelweave.engine.ir.visit import substitute, walk
 from pixelweave.engine.lower.intervals import SymInterval, interval_of
 from pixelweave.engine.lower.simplify import simplify
 from pixelweave.engine.lowered import LoweredPipeline
@@ -246,6 +246,7 @@ class _KernelBuilder:
         self.intervals: dict[str, SymInterval] = {}  # kernel variables as ranges of host expressions
         self.scratch: list[tuple[str, Type, E.Expr, bool]] = []
         self.kernel_vars: set[str] = set()
+        self.constant_extents: dict[int, int] = {}  # thread loops (by id) of constant extent
 
     def _fresh(self, hint: str) -> str:
         self._counter += 1
@@ -290,8 +291,16 @@ class _KernelBuilder:
         else:
             self._serial(s)
         body = em.lines[body_lines_start:]
+        if body and body[-1].strip().startswith("barrier(") and body[-1].startswith("  barrier"):
+            body.pop()  # nothing follows the last thread loops
+        loaded_only = self._loaded_only(root)
         self.gen.uses_double |= em.uses_double
-        params = [f"__global {memory_type(a.type)} *{a.c_name}" for a in arguments if a.is_buffer]
+        # Device buffers never alias: each argument, allocation and scratch is its own buffer.
+        params = [
+            f"__global {'const ' if a.name in loaded_only else ''}{memory_type(a.type)} *restrict {a.c_name}"
+            for a in arguments
+            if a.is_buffer
+        ]
         params += [f"{self._arg_type(a.type)} {a.c_name}" for a in arguments if not a.is_buffer]
         params += [f"int a_bmin{d}" for d in range(len(blocks))]
         for name, t, _bound, _per_group in self.scratch:
@@ -322,6 +331,12 @@ class _KernelBuilder:
         )
 
     @staticmethod
+    def _loaded_only(root: Stmt) -> set[str]:
+        stored = {n.buffer for n in walk_stmt(root) if isinstance(n, Store)}
+        loaded = {node.buffer for e in stmt_exprs(root) for node in walk(e) if isinstance(node, Load)}
+        return loaded - stored
+
+    @staticmethod
     def _arg_type(t: Type) -> str:
         return "int" if t.is_bool() else c_type(t)
 
@@ -344,20 +359,31 @@ class _KernelBuilder:
 
     # ------------------------------------------------------------------ work-group size
     def _thread_chains(self, s: Stmt) -> list[list[For]]:
-        """The nests of thread loops at block level, each outermost first."""
+        """The nests of thread loops at block level, each outermost first; records the
+        extents that are constant once the lets around them are substituted."""
         chains: list[list[For]] = []
-        stack = [s]
+        stack: list[tuple[Stmt, dict[str, E.Expr]]] = [(s, {})]
         while stack:
-            n = stack.pop()
+            n, env = stack.pop()
             if isinstance(n, For) and n.for_type == ForType.GPU_THREAD:
                 chain = [n]
                 while (
                     isinstance(chain[-1].body, For) and chain[-1].body.for_type == ForType.GPU_THREAD and len(chain) < 3
                 ):
                     chain.append(chain[-1].body)
+                for loop in chain:
+                    extent = simplify(substitute(loop.extent, env)) if env else loop.extent
+                    if isinstance(extent, E.Const):
+                        self.constant_extents[id(loop)] = int(extent.value)
                 chains.append(chain)
                 continue
-            stack.extend(c for c in n.children() if isinstance(c, Stmt))
+            if isinstance(n, LetStmt):
+                env = {**env, n.name: substitute(n.value, env) if env else n.value}
+                stack.append((n.body, env))
+                continue
+            if isinstance(n, For):
+                env = {k: v for k, v in env.items() if k != n.name}
+            stack.extend((c, env) for c in n.children() if isinstance(c, Stmt))
         return chains
 
     def _choose_local_size(self, s: Stmt) -> tuple[int, ...]:
@@ -366,9 +392,9 @@ class _KernelBuilder:
         sizes = [0] * dims
         for chain in chains:
             for dim, loop in enumerate(reversed(chain)):
-                extent = loop.extent
-                if isinstance(extent, E.Const):
-                    sizes[dim] = max(sizes[dim], int(extent.value))
+                extent = self.constant_extents.get(id(loop))
+                if extent is not None:
+                    sizes[dim] = max(sizes[dim], extent)
         sizes = [size if size > 0 else DEFAULT_THREADS[d] for d, size in enumerate(sizes)]
         limits = self.gen.limits
         sizes = [min(size, limits.max_work_item_sizes[d]) for d, size in enumerate(sizes)]
@@ -434,14 +460,18 @@ class _KernelBuilder:
             lo, extent = em.expr(loop.min), em.expr(loop.extent)
             t = loop.min.type()
             counter = self._fresh(f"tid{dim}")
-            const_extent = int(loop.extent.value) if isinstance(loop.extent, E.Const) else None
-            if const_extent is not None and const_extent <= size:
-                head = f"for (int {counter} = (int)get_local_id({dim}); {counter} < {extent}; {counter} += {size})"
-                if const_extent == size:
-                    head = f"for (int {counter} = (int)get_local_id({dim}); {counter} < {size}; {counter} += {size})"
+            const_extent = self.constant_extents.get(id(loop))
+            if const_extent == size:  # one iteration per work-item: no loop
+                em.line("{")
+                em.indent += 1
+                em.push_scope()
+                em.line(f"int {counter} = (int)get_local_id({dim});")
+            elif const_extent is not None and const_extent < size:
+                em.line(f"int {counter} = (int)get_local_id({dim});")
+                em.open_block(f"if ({counter} < {const_extent})")
             else:
                 head = f"for (int {counter} = (int)get_local_id({dim}); {counter} < {extent}; {counter} += {size})"
-            em.open_block(head)
+                em.open_block(head)
             em.push_scope(hide=em.lookup(loop.name) is not None)
             em.declare(loop.name, t, f"({c_type(t)})({lo} + {counter})")
             saved.append((loop.name, self._bind_interval(loop.name, self._loop_interval(loop))))

@@ -11,6 +11,7 @@ bounds, buffer sizes, checks) are evaluated here with Halide's integer semantics
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -113,6 +114,7 @@ class OpenCLPipeline:
         self._kernels = {k.name: getattr(built, k.name) for k in program.kernels} if built is not None else {}
         self._scratch: dict[str, Any] = {}  # device buffers of intermediates, kept between calls
         self._error_buffer: Any = None
+        self._lock = threading.Lock()
 
     @property
     def profile(self) -> bool:
@@ -129,6 +131,15 @@ class OpenCLPipeline:
         *,
         mins: Mapping[str, Sequence[int]] | None = None,
     ) -> None:
+        with self._lock:  # the kept device buffers serve one call at a time
+            self._call(args, outputs, mins)
+
+    def _call(
+        self,
+        args: Mapping[str, Any] | None,
+        outputs: Mapping[str, np.ndarray] | None,
+        mins: Mapping[str, Sequence[int]] | None,
+    ) -> None:
         import pyopencl as cl
 
         given = dict(args or {})
@@ -141,7 +152,7 @@ class OpenCLPipeline:
             if name not in known:
                 choices = ", ".join(a.name for a in self.arguments) or "none"
                 raise InputError(f"`{name}` is not an argument of pipeline `{self.name}` (its arguments: {choices})")
-        queue, context = self.device.queue, self.device.context
+        queue = self.device.queue
         env: dict[str, Any] = {}
         buffers: dict[str, Any] = {}
         copies_back: list[tuple[np.ndarray, Any, np.ndarray]] = []
@@ -162,11 +173,10 @@ class OpenCLPipeline:
                 env[f"{a.name}.stride.{i}"] = int(dense.strides[a.dimensions - 1 - i] // max(dense.itemsize, 1))
             nbytes = max(dense.nbytes, 1)
             t0 = time.perf_counter()
+            buf = self.scratch_buffer(f"argument {a.name}", nbytes)  # kept between calls: fresh memory is slow
             if a.is_output:
-                buf = cl.Buffer(context, cl.mem_flags.READ_WRITE, nbytes)
                 copies_back.append((array, buf, dense if dense is not array else array))
             else:
-                buf = cl.Buffer(context, cl.mem_flags.READ_ONLY, nbytes)
                 if dense.nbytes:
                     cl.enqueue_copy(queue, buf, dense, is_blocking=True)
             transfer += time.perf_counter() - t0
