@@ -16,15 +16,21 @@ VECTOR_F32 = 16  # natural vector width for float32 with AVX-512 (8 with AVX2)
 VECTOR_U16 = 32
 
 
-def build_blur(m: Any, vec: int = VECTOR_U16, schedule: bool = True) -> tuple[Any, dict]:
+def build_blur(m: Any, vec: int = VECTOR_U16, schedule: bool = True, gpu: bool = False) -> tuple[Any, dict]:
     """apps/blur: 3x3 box blur of a u16 image (the input is 2 pixels larger in x and y),
-    sliding window within strips of 8 rows."""
+    sliding window within strips of 8 rows. gpu=True: the GPU schedule instead (16x16
+    output tiles on GPU blocks and threads, blur_x per tile in local memory on the threads)."""
     x, y, yi = m.Var("x"), m.Var("y"), m.Var("yi")
     inp = m.ImageParam(m.UInt(16), 2, "input")
     blur_x, blur_y = m.Func("blur_x"), m.Func("blur_y")
     blur_x[x, y] = (inp[x, y] + inp[x + 1, y] + inp[x + 2, y]) / 3
     blur_y[x, y] = (blur_x[x, y] + blur_x[x, y + 1] + blur_x[x, y + 2]) / 3
     if not schedule:
+        return blur_y, {"input": inp}
+    if gpu:
+        xo, yo, xi = m.Var("xo"), m.Var("yo"), m.Var("xi")
+        blur_y.gpu_tile(x, y, xo, yo, xi, yi, 16, 16)
+        blur_x.compute_at(blur_y, xo).gpu_threads(x, y)
         return blur_y, {"input": inp}
     blur_y.split(y, y, yi, 8).parallel(y).vectorize(x, vec)
     blur_x.store_at(blur_y, y).compute_at(blur_y, yi).vectorize(x, vec)
@@ -245,53 +251,6 @@ def build_local_laplacian(m: Any, vec: int = 8, levels: int = 8, pyramid_levels:
         g_pyr[j].compute_root().parallel(k)
         out_g_pyr[j].compute_root()
     return output, {"input": inp, "alpha": alpha, "beta": beta}
-
-
-def build_interpolate(m: Any, vec: int = 8, levels: int = 10) -> tuple[Any, dict]:
-    """apps/interpolate: multi-scale interpolation of a float RGBA image (colour weighted by
-    alpha, pushed down a 10-level pyramid and pulled back up to fill in where alpha is
-    low), with Halide's CPU schedule; a boundary condition at level 4 keeps the footprint
-    of the deeper levels from growing."""
-    x, y, c = m.Var("x"), m.Var("y"), m.Var("c")
-    inp = m.ImageParam(m.Float(32), 3, "input")
-    clamped = m.BoundaryConditions.repeat_edge(inp)
-    downsampled = [m.Func(f"downsampled{level}") for level in range(levels)]
-    downx = [m.Func(f"downx{level}") for level in range(levels)]
-    interpolated = [m.Func(f"interpolated{level}") for level in range(levels)]
-    upsampled = [m.Func(f"upsampled{level}") for level in range(levels)]
-    upsampledx = [m.Func(f"upsampledx{level}") for level in range(levels)]
-    downsampled[0][x, y, c] = m.select(c < 3, clamped[x, y, c] * clamped[x, y, 3], clamped[x, y, 3])
-    for level in range(1, levels):
-        prev = downsampled[level - 1]
-        if level == 4:
-            w, h = inp.width() / (1 << level), inp.height() / (1 << level)
-            bounded = m.Func("bounded4")
-            bounded[x, y, c] = prev[m.clamp(x, 0, w), m.clamp(y, 0, h), c]
-            prev = bounded
-        downx[level][x, y, c] = (prev[x * 2 - 1, y, c] + 2.0 * prev[x * 2, y, c] + prev[x * 2 + 1, y, c]) * 0.25
-        downsampled[level][x, y, c] = (
-            downx[level][x, y * 2 - 1, c] + 2.0 * downx[level][x, y * 2, c] + downx[level][x, y * 2 + 1, c]
-        ) * 0.25
-    interpolated[levels - 1][x, y, c] = downsampled[levels - 1][x, y, c]
-    for level in range(levels - 2, -1, -1):
-        upper = interpolated[level + 1]
-        upsampledx[level][x, y, c] = (upper[x / 2, y, c] + upper[(x + 1) / 2, y, c]) / 2.0
-        upsampled[level][x, y, c] = (upsampledx[level][x, y / 2, c] + upsampledx[level][x, (y + 1) / 2, c]) / 2.0
-        interpolated[level][x, y, c] = (
-            downsampled[level][x, y, c] + (1.0 - downsampled[level][x, y, 3]) * upsampled[level][x, y, c]
-        )
-    output = m.Func("interpolate")
-    output[x, y, c] = interpolated[0][x, y, c] / interpolated[0][x, y, 3]
-    # Halide's CPU schedule (apps/interpolate, not autoscheduled), except that the levels
-    # unroll y before splitting it into parallel tasks (Pixelweave does not split a loop
-    # already marked parallel)
-    xi, yi = m.Var("xi"), m.Var("yi")
-    for level in range(1, levels - 1):
-        downsampled[level].compute_root().parallel(y, 8).vectorize(x, 4)
-        interpolated[level].compute_root().unroll(x, 2).unroll(y, 2).parallel(y, 8).vectorize(x, vec)
-    output.reorder(c, x, y).bound(c, 0, 3).unroll(c).tile(x, y, xi, yi, 2, 2).unroll(xi).unroll(yi)
-    output.parallel(y, 8).vectorize(x, vec)
-    return output, {"input": inp}
 
 
 def build_camera_pipe(m: Any, vec: int = 16, strip: int = 32) -> tuple[Any, dict]:

@@ -1,6 +1,6 @@
 """Pixelweave against Halide, NumPy and OpenCV on eight pipelines, in one run.
 
-    python -m benchmarks.run_apps [--runs N] [--threads N] [--only NAME,...]
+    python -m benchmarks.run_apps [--runs N] [--threads N] [--only NAME,...] [--opencl | --opencl-only]
 
 Pipelines: blur, unsharp, Harris, bilateral grid, camera pipe, local Laplacian,
 interpolate and histogram equalization, each with the algorithm and CPU schedule of
@@ -12,6 +12,13 @@ compulsory bytes: every input byte read once, every output byte written once), N
 OpenCV where written, and the JIT compile time of both compilers. Both compilers write
 into preallocated outputs; everything is warmed up before it is timed, and the results of
 the two compilers are checked to agree first.
+
+--opencl adds the OpenCL comparison for the pipelines with a GPU schedule (blur so far):
+Pixelweave's target "opencl" against Halide's OpenCL target on the same device (pyopencl's
+first usable one, e.g. pocl's CPU device; Halide picks its own, the first OpenCL device
+too), same algorithm and GPU schedule. A run is one call from host arrays to a host array:
+both copy the input to the device (Halide's input is marked host-dirty before every run),
+run, and copy the output back. Pixelweave's transfer time is reported apart.
 """
 
 from __future__ import annotations
@@ -220,6 +227,88 @@ def run(runs: int, only: set[str] | None = None, partition_effect: bool = False)
     return rows
 
 
+GPU_BUILDERS = {"blur": lambda m: apps.build_blur(m, gpu=True)}
+
+
+def run_opencl(runs: int, only: set[str] | None = None) -> list[dict]:
+    """Pixelweave OpenCL vs Halide OpenCL, per pipeline with a GPU schedule."""
+    import halide as hl
+
+    import pixelweave as pw
+
+    rows = []
+    for case in cases(np.random.default_rng(0)):
+        if case.name not in GPU_BUILDERS or (only and case.name not in only):
+            continue
+        build = GPU_BUILDERS[case.name]
+        out_pw, _ = build(pw)
+        start = time.perf_counter()
+        fn = pw.Pipeline(out_pw).compile(target="opencl")
+        pw_compile = time.perf_counter() - start
+        ours = aligned_empty(case.sizes[::-1], case.dtype)
+        fn(case.sizes, case.inputs, out=ours)
+
+        target = hl.get_host_target().with_feature(hl.TargetFeature.OpenCL)
+        out_hl, handles = build(hl)
+        buffers = {}
+        for name, value in case.inputs.items():
+            if isinstance(value, np.ndarray):
+                buffers[name] = hl.Buffer(value)
+                handles[name].set(buffers[name])
+            else:
+                handles[name].set(value)
+        start = time.perf_counter()
+        out_hl.compile_jit(target)
+        hl_compile = time.perf_counter() - start
+        hl_type = hl.UInt(16) if case.dtype == np.uint16 else hl.Float(32)
+        theirs = hl.Buffer(hl_type, case.sizes)
+
+        def run_theirs(out_hl=out_hl, theirs=theirs, buffers=buffers, target=target):
+            for b in buffers.values():
+                b.set_host_dirty(True)  # a new input every call, as Pixelweave copies it every call
+            out_hl.realize(theirs, target)
+            theirs.copy_to_host()
+
+        run_theirs()
+        np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-3, atol=1e-3)
+        run_ours = lambda fn=fn, case=case, ours=ours: fn(case.sizes, case.inputs, out=ours)  # noqa: E731
+        transfers = []
+
+        def run_ours_noting_transfers(run_ours=run_ours, fn=fn, transfers=transfers):
+            run_ours()
+            transfers.append(fn.native.last_transfer_seconds)
+
+        rows.append(
+            {
+                "name": case.name,
+                "description": case.description,
+                "device": fn.native.device.label,
+                "pixelweave": median_ms(run_ours_noting_transfers, runs),
+                "halide": median_ms(run_theirs, runs),
+                "transfer": statistics.median(transfers[3:]) * 1000,
+                "pw_compile": pw_compile * 1000,
+                "hl_compile": hl_compile * 1000,
+            }
+        )
+    return rows
+
+
+def opencl_table(rows: list[dict]) -> str:
+    lines = [
+        "| pipeline (OpenCL) | Pixelweave | of which transfers | Halide | Pixelweave / Halide | JIT compile "
+        "(Pixelweave / Halide) |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['description']} | {r['pixelweave']:.1f} ms | {r['transfer']:.1f} ms | {r['halide']:.1f} ms | "
+            f"{r['pixelweave'] / r['halide']:.2f} | {r['pw_compile']:.0f} ms / {r['hl_compile']:.0f} ms |"
+        )
+    if rows:
+        lines.append(f"\nOpenCL device (Pixelweave): {rows[0]['device']}")
+    return "\n".join(lines)
+
+
 def table(rows: list[dict]) -> str:
     lines = [
         "| pipeline | Pixelweave | Halide | Pixelweave / Halide (wall) | same, CPU time | bandwidth bound | "
@@ -249,6 +338,8 @@ def main() -> None:
         action="store_true",
         help="also time Pixelweave with loop partitioning off (last column: its time / partitioned time)",
     )
+    parser.add_argument("--opencl", action="store_true", help="also compare the OpenCL targets (GPU schedules)")
+    parser.add_argument("--opencl-only", action="store_true", help="only the OpenCL comparison")
     args = parser.parse_args()
     if args.threads:
         os.environ["PIXELWEAVE_NUM_THREADS"] = str(args.threads)
@@ -257,12 +348,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         # a fresh compile cache: the compile times are real, and no object from an older compiler is run
         os.environ["PIXELWEAVE_CACHE_DIR"] = cache
-        rows = run(args.runs, only, args.partition_effect)
-        text = table(rows)
-        if args.partition_effect:
-            first, second, *rest = text.splitlines()
-            text = "\n".join([first + " unpartitioned / partitioned (wall) |", second + " --- |", *rest])
-        print(text)
+        if not args.opencl_only:
+            rows = run(args.runs, only, args.partition_effect)
+            text = table(rows)
+            if args.partition_effect:
+                first, second, *rest = text.splitlines()
+                text = "\n".join([first + " unpartitioned / partitioned (wall) |", second + " --- |", *rest])
+            print(text)
+        if args.opencl or args.opencl_only:
+            print(opencl_table(run_opencl(args.runs, only)))
 
 
 if __name__ == "__main__":

@@ -72,6 +72,11 @@ class Compiled:
         return self._loop_nest
 
     @property
+    def kernel_source(self) -> str | None:
+        """The OpenCL C source of the kernels (target 'opencl'), else None."""
+        return getattr(self.native, "kernel_source", None)
+
+    @property
     def last_run_seconds(self) -> float | None:
         return self.native.last_run_seconds
 

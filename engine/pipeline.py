@@ -212,11 +212,20 @@ class Pipeline:
         with open(filename, "w", encoding="utf-8") as out:
             out.write(text)
 
-    def compile(self, target: str = "host", level: str = "full", profile: bool = False, checked: bool = False):
+    def compile(
+        self,
+        target: str = "host",
+        level: str = "full",
+        profile: bool = False,
+        checked: bool = False,
+        device: str | None = None,
+    ):
         """Compile to native code: `level="fast"` for quick previews, "full" for speed;
         `profile=True` times each Func; `checked=True` tests every load and store index
         against its buffer and raises RuntimeFailure on the first violation (slower: for
-        tests and debugging). Returns a callable `fn(sizes, inputs, out=None)`."""
+        tests and debugging). target="opencl" runs GPU-scheduled Funcs as OpenCL kernels on
+        `device` ("platform:device", else $PIXELWEAVE_OPENCL_DEVICE, else the first usable
+        one). Returns a callable `fn(sizes, inputs, out=None)`."""
         import time
 
         from pixelweave.engine.compiled import Compiled
@@ -229,7 +238,9 @@ class Pipeline:
         target = engine_target_name(target)
         if checked and target == "opencl":
             raise CompileError("checked=True is available for CPU targets only, not target='opencl'")
-        key = (target, level, profile, checked, self._schedule_signature())
+        if profile and target == "opencl":
+            raise CompileError("profile=True is available for CPU targets only, not target='opencl'")
+        key = (target, level, profile, checked, device, self._schedule_signature())
         cached = self._compiled.get(key)
         if cached is not None:
             return cached
@@ -246,6 +257,14 @@ class Pipeline:
         start = time.perf_counter()
         lowering = lower(self, target, name=self._symbol_name())
         lower_seconds = time.perf_counter() - start
+        if target == "opencl":
+            from pixelweave.engine.runtime.opencl_host import compile_opencl
+
+            with deep_recursion():
+                native = compile_opencl(lowering.lowered, device)
+            compiled = Compiled(self, lowering, native, lower_seconds)
+            self._compiled[key] = compiled
+            return compiled
         with deep_recursion():
             native = compile_pipeline(
                 lowering.lowered,
@@ -289,7 +308,7 @@ class Pipeline:
         compiled = Compiled(self, None, load_native_code(code), 0.0)
         profile = bool(code.profile_names)
         # Served to compile() without checked=True (shipped code is compiled unchecked).
-        self._compiled[(target, code.level, profile, False, self._schedule_signature())] = compiled
+        self._compiled[(target, code.level, profile, False, None, self._schedule_signature())] = compiled
         return compiled
 
     def compile_to_library(self, name: str, directory: str = ".", target: str = "host", checked: bool = False):

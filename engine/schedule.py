@@ -137,6 +137,7 @@ class StageSchedule:
 
     dims: list[Dim]
     splits: list[Split] = field(default_factory=list)
+    single_thread: bool = False  # gpu_single_thread(): the stage runs in one GPU work-item
 
     @staticmethod
     def for_definition(d: Definition) -> StageSchedule:
@@ -457,13 +458,35 @@ class Stage:
             self._mark(v, ForType.GPU_THREAD, None, "map to GPU threads")
         return self
 
-    def gpu_tile(self, x: Any, y: Any, *names: Any) -> Stage:
-        """gpu_tile(x, y, xo, yo, xi, yi, xsize, ysize): tile, then blocks and threads."""
-        if len(names) != 6:
-            raise ScheduleError("gpu_tile takes (x, y, xo, yo, xi, yi, xsize, ysize)")
-        xo, yo, xi, yi, xs, ys = names
-        self.tile(x, y, xo, yo, xi, yi, xs, ys)
-        return self.gpu_blocks(xo, yo).gpu_threads(xi, yi)
+    def gpu_tile(self, *args: Any, tail: TailStrategy = TailStrategy.AUTO) -> Stage:
+        """Tile 1, 2 or 3 loops and map the outer ones to GPU blocks, the inner to threads,
+        in Halide's forms: (x, bx, tx, xsize), (x, tx, xsize), (x, y, bx, by, tx, ty, xsize,
+        ysize), (x, y, tx, ty, xsize, ysize), and the 3-D (x, y, z, bx, by, bz, tx, ty, tz,
+        xsize, ysize, zsize) and (x, y, z, tx, ty, tz, xsize, ysize, zsize). Without block
+        names, the tiled loops themselves become the block loops."""
+        forms = {4: (1, True), 3: (1, False), 8: (2, True), 6: (2, False), 12: (3, True), 9: (3, False)}
+        if len(args) not in forms:
+            raise ScheduleError(
+                f"gpu_tile in {self.describe()} takes (x, bx, tx, xsize), (x, tx, xsize), "
+                "(x, y, bx, by, tx, ty, xsize, ysize), (x, y, tx, ty, xsize, ysize), "
+                "(x, y, z, bx, by, bz, tx, ty, tz, xsize, ysize, zsize) or (x, y, z, tx, ty, tz, xsize, ysize, zsize); "
+                f"got {len(args)} arguments"
+            )
+        n, has_blocks = forms[len(args)]
+        loops = list(args[:n])
+        blocks = list(args[n : 2 * n]) if has_blocks else [var_name(v) for v in loops]
+        threads = list(args[(2 if has_blocks else 1) * n : (3 if has_blocks else 2) * n])
+        sizes = list(args[-n:])
+        for v, b, t, size in zip(loops, blocks, threads, sizes, strict=True):
+            self.split(v, b, t, size, tail)
+        self.reorder(*threads, *blocks)
+        return self.gpu_blocks(*blocks).gpu_threads(*threads)
+
+    def gpu_single_thread(self) -> Stage:
+        """Run this stage on the GPU in one work-item (for stages that cannot be parallel,
+        such as scans), as Halide's gpu_single_thread."""
+        self.schedule.single_thread = True
+        return self
 
 
 def _flat_names(names: tuple) -> list[Any]:
@@ -662,6 +685,10 @@ class FuncScheduling:
         self._pure_stage().gpu_threads(*args)
         return self
 
-    def gpu_tile(self, *args: Any):
-        self._pure_stage().gpu_tile(*args)
+    def gpu_tile(self, *args: Any, **kw: Any):
+        self._pure_stage().gpu_tile(*args, **kw)
+        return self
+
+    def gpu_single_thread(self):
+        self._pure_stage().gpu_single_thread()
         return self

@@ -88,7 +88,7 @@ def resolve_target(target: str = "host") -> TargetSpec:
             llvm.initialize_all_asmprinters()
             triple = "x86_64-unknown-linux-gnu"
         return TargetSpec(target, triple, target, "")
-    raise CompileError(f"unknown target `{target}`; legal targets are {', '.join(TARGETS)}")
+    raise CompileError(f"unknown target `{target}`; legal targets are {', '.join(TARGETS)}, and opencl for GPUs")
 
 
 def missing_host_features(spec: TargetSpec) -> list[str]:

@@ -388,7 +388,7 @@ def directive_source(d: Directive) -> str:
     """One line of the schedule function, e.g. `F['s1'].split('x', 'xo', 'xi', 4, tail=...)`."""
     handle = f"F[{d.func!r}]" + (f".update({d.stage - 1})" if d.stage else "")
     args = [_token(d.func, a) for a in d.args]
-    if d.kind in ("split", "tile"):
+    if d.kind in ("split", "tile", "gpu_tile"):
         tail = d.args[-1]
         body = ", ".join(args[:-1]) + f", tail=pw.TailStrategy.{tail}"
     elif d.kind in ("compute_at", "store_at"):

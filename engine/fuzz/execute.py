@@ -86,12 +86,12 @@ def _same(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> str | None:
     return f"{int(bad.sum())} of {a.size} values differ; first at {where}: {a[where]!r} vs {b[where]!r}"
 
 
-def run_case(case: Case, with_halide: bool = False) -> dict[str, Any]:
+def run_case(case: Case, with_halide: bool = False, target: str = "host") -> dict[str, Any]:
     """Build, schedule, compile (checked if the case says so), run and compare one case.
     with_halide: compare the reference with Halide, and for a refused case record whether
     Halide accepts the same schedule ("halide_schedule": "accepted" or "refused")."""
     start = time.perf_counter()
-    result = _run(case, with_halide)
+    result = _run(case, with_halide, target)
     if with_halide and result["outcome"] == "refused":
         result["halide_schedule"] = _halide_schedule_verdict(case)
     result["seconds"] = round(time.perf_counter() - start, 3)
@@ -112,7 +112,7 @@ def _refusal(case: Case, err: Exception, phase: str, funcs: dict[str, Any] | Non
     return {"outcome": outcome, "message": message, "phase": phase, "signature": signature(message)}
 
 
-def _run(case: Case, with_halide: bool) -> dict[str, Any]:
+def _run(case: Case, with_halide: bool, target: str = "host") -> dict[str, Any]:
     try:
         ns = namespace(case)
         outputs, funcs, rdoms, _ = ns["algorithm"](pw)
@@ -125,7 +125,7 @@ def _run(case: Case, with_halide: bool) -> dict[str, Any]:
     try:
         ns["schedule"](funcs, rdoms)
         pipeline = pw.Pipeline(outputs)
-        compiled = pipeline.compile(level="fast", checked=case.checked)
+        compiled = pipeline.compile(target, level="fast", checked=case.checked)
     except pw.PixelweaveError as err:
         return _refusal(case, err, "compile", funcs)
     except Exception:

@@ -141,8 +141,12 @@ def _lower(
         ("simplification before unrolling", simplify_stmt),
         ("unrolling", unroll_loops),
         ("boundary fast path", boundary_fast_path),
-        ("vectorization", vectorize_loops),
-        ("loop partitioning", lambda s: partition_loops(s, _partition_policies(ctx))),
+        # OpenCL kernels are scalar code: vectorized loops reach that backend as serial loops
+        ("vectorization", vectorize_loops if target != "opencl" else (lambda s: s)),
+        (
+            "loop partitioning",
+            (lambda s: partition_loops(s, _partition_policies(ctx))) if target != "opencl" else (lambda s: s),
+        ),
         ("simplification", simplify_stmt),
     ]
     start = time.perf_counter()
@@ -179,13 +183,24 @@ def _log(pass_name: str, stmt: Stmt, start: float, timings: dict[str, float]) ->
 
 
 def _check_target(ctx: LoweringContext) -> None:
-    if ctx.target == "opencl":
-        return
     for info in ctx.funcs:
         for k, stage in enumerate(info.stages):
+            where = info.name if k == 0 else f"update {k - 1} of {info.name}"
+            if getattr(stage.schedule, "single_thread", False):
+                gpu = [d.name for d in stage.schedule.dims if d.for_type in (ForType.GPU_BLOCK, ForType.GPU_THREAD)]
+                if gpu:
+                    raise ScheduleError(
+                        f"`{where}` is gpu_single_thread and also maps loop {gpu[0]} to the GPU; use one or the other"
+                    )
+                if ctx.target != "opencl":
+                    raise ScheduleError(
+                        f"`{where}` is gpu_single_thread, which needs target='opencl'; "
+                        f"the target here is {ctx.target!r}"
+                    )
+            if ctx.target == "opencl":
+                continue
             for d in stage.schedule.dims:
                 if d.for_type in (ForType.GPU_BLOCK, ForType.GPU_THREAD):
-                    where = info.name if k == 0 else f"update {k - 1} of {info.name}"
                     raise ScheduleError(
                         f"`{where}` maps loop {d.name} to the GPU ({d.for_type.value}), which needs "
                         f"target='opencl'; the target here is {ctx.target!r}"

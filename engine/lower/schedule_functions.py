@@ -256,7 +256,7 @@ def _inject_at_every_site(ctx: LoweringContext, info: FuncInfo, stmt: Stmt, prod
     return realize(stmt) if store_root else stmt
 
 
-_SHARING_LOOPS = (ForType.PARALLEL, ForType.VECTORIZED, ForType.GPU_BLOCK)
+_SHARING_LOOPS = (ForType.PARALLEL, ForType.VECTORIZED, ForType.GPU_BLOCK, ForType.GPU_THREAD)
 
 
 def _check_no_shared_storage(

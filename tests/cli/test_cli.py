@@ -211,14 +211,22 @@ def test_malformed_and_invalid_documents(work, capsys):
     ]
 
 
-def test_opencl_target_is_one_clear_line(work, capsys):
-    assert main(["run", str(work / "gray.json"), "-o", str(work / "o.png"), "--target", "opencl"]) == 1
+def test_opencl_target_runs_on_the_opencl_device(work, capsys):
+    assert main(["run", str(work / "gray.json"), "-o", str(work / "cl.png"), "--target", "opencl"]) == 0
+    assert main(["run", str(work / "gray.json"), "-o", str(work / "cpu.png")]) == 0
+    np.testing.assert_array_equal(_read_gray(work / "cl.png"), _read_gray(work / "cpu.png"))
+    assert main(["bench", str(work / "gray.json"), "--target", "opencl", "--runs", "1"]) == 0
+    assert "(target opencl)" in capsys.readouterr().out
+
+
+def test_unknown_target_is_one_clear_line(work, capsys):
+    assert main(["run", str(work / "gray.json"), "-o", str(work / "o.png"), "--target", "cuda"]) == 1
     err = _error(capsys)
-    assert err.count("\n") == 1 and "opencl" in err
+    assert err.count("\n") == 1 and "unknown target `cuda`" in err
 
 
 def test_debug_shows_the_traceback(work, capsys):
-    assert main(["run", str(work / "gray.json"), "-o", str(work / "o.png"), "--target", "opencl", "--debug"]) == 1
+    assert main(["run", str(work / "gray.json"), "-o", str(work / "o.png"), "--target", "cuda", "--debug"]) == 1
     assert "Traceback" in capsys.readouterr().err
 
 

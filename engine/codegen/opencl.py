@@ -1,0 +1,671 @@
+"""The OpenCL backend: GPU loop nests of a lowered pipeline as OpenCL C kernels.
+
+`generate_opencl(lowered, device_limits)` splits the lowered statement into a host part and
+kernels. A kernel is the statement under an outermost GPU loop: its chain of nested
+`gpu_block` loops (up to three; the innermost is dimension 0, as in Halide) becomes the
+NDRange's work-groups, and each `gpu_thread` loop nest inside a block becomes the
+work-items of the group. The work-group size per dimension is the largest constant thread
+extent; every thread loop strides by it (`for (t = local_id; t < extent; t += size)`), so
+any extent is covered exactly once. Code between thread loops runs uniformly in every
+work-item of the group, stores there run in work-item 0 only, and a barrier follows each
+thread loop nest and each such store. Allocations at block level are `__local`, inside
+thread loops private. Statements outside any GPU loop that write memory (Funcs without a
+GPU schedule) run as kernels of one work-item, so every buffer lives on the device: inputs
+are copied there once per call and outputs back once (engine/runtime/opencl_host.py).
+
+The host part stays an IR statement (lets, asserts, allocations, loops around kernels)
+with each kernel replaced by a `KernelLaunch`; the runtime walks it over pyopencl.
+Vectorized loops run as serial loops inside kernels (lowering skips vectorization for
+this target).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pixelweave.engine.codegen.opencl_expr import ExprEmitter, c_literal, c_type, memory_type, sanitize
+from pixelweave.engine.errors import CompileError, ScheduleError
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Type
+from pixelweave.engine.ir.visit import substitute, walk
+from pixelweave.engine.lower.intervals import SymInterval, interval_of
+from pixelweave.engine.lower.simplify import simplify
+from pixelweave.engine.lowered import LoweredPipeline
+from pixelweave.engine.stmt import (
+    Allocate,
+    AssertStmt,
+    Block,
+    Evaluate,
+    For,
+    ForType,
+    IfThenElse,
+    LetStmt,
+    Load,
+    ProducerConsumer,
+    Stmt,
+    Store,
+    make_block,
+)
+from pixelweave.engine.stmt_visit import stmt_exprs, walk_stmt
+
+_GPU = (ForType.GPU_BLOCK, ForType.GPU_THREAD)
+MAX_PRIVATE_BYTES = 64 * 1024  # a private array larger than this is refused (registers and stack)
+DEFAULT_THREADS = (16, 8, 1)  # work-group size per dimension when no thread loop has a constant extent
+ERROR_SLOTS = 8  # the error record: [assert id + 1, up to 7 argument values]
+
+
+@dataclass
+class KernelArgument:
+    name: str  # the IR name: a buffer or a variable
+    c_name: str
+    type: Type
+    is_buffer: bool
+
+
+@dataclass
+class Kernel:
+    """One OpenCL kernel and how to launch it."""
+
+    name: str
+    func: str  # the Func whose production the kernel is part of (named in errors)
+    arguments: list[KernelArgument]
+    block_mins: list[E.Expr]  # host expressions, dimension 0 first
+    block_extents: list[E.Expr]
+    local_size: tuple[int, ...]
+    asserts: list[AssertStmt] = field(default_factory=list)  # failures are recorded, by index
+    # storage of non-constant size: (name, element type, host bound on its size, per_group)
+    scratch: list[tuple[str, Type, E.Expr, bool]] = field(default_factory=list)
+    first_line: int = 0  # lines of the program source this kernel occupies
+    last_line: int = 0
+    source: str = ""
+
+
+class KernelLaunch(Stmt):
+    """Run kernel on the device (the host part's only new statement)."""
+
+    __slots__ = ("kernel",)
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+
+    def children(self):
+        return ()
+
+    def with_children(self, c) -> KernelLaunch:
+        return self
+
+
+@dataclass
+class DeviceLimits:
+    max_work_group_size: int = 256
+    max_work_item_sizes: tuple[int, ...] = (256, 256, 64)
+    local_memory_bytes: int = 32 * 1024
+    supports_double: bool = True
+
+
+@dataclass
+class OpenCLProgram:
+    """The generated kernels (one program source) and the host statement launching them."""
+
+    name: str
+    source: str
+    kernels: list[Kernel]
+    host: Stmt
+    arguments: list
+
+
+def contains_gpu_loop(s: Stmt) -> bool:
+    return any(isinstance(n, For) and n.for_type in _GPU for n in walk_stmt(s))
+
+
+def _has_side_effects(s: Stmt) -> bool:
+    return any(isinstance(n, (Store, AssertStmt)) for n in walk_stmt(s))
+
+
+def _fits_one_kernel(s: Stmt) -> bool:
+    """Whether every allocation inside s can be a private array (constant and small);
+    otherwise the loops around it run on the host and it becomes a device buffer."""
+    for n in walk_stmt(s):
+        if isinstance(n, Allocate) and (
+            not isinstance(n.size, E.Const) or int(n.size.value) * max(n.type.bits // 8, 1) > MAX_PRIVATE_BYTES
+        ):
+            return False
+    return True
+
+
+def _host_expr(e: E.Expr) -> bool:
+    """Whether the host can evaluate e (no memory reads, no math intrinsics)."""
+    return not any(isinstance(n, (Load, E.Call)) for n in walk(e))
+
+
+def generate_opencl(lowered: LoweredPipeline, limits: DeviceLimits | None = None) -> OpenCLProgram:
+    """Kernels and host statement for a pipeline lowered for target 'opencl'."""
+    gen = _Generator(lowered.name, limits or DeviceLimits())
+    host = gen.host(lowered.body, None)
+    helpers = "".join(gen.helpers.values())
+    header = ["#pragma OPENCL FP_CONTRACT OFF"]
+    if gen.uses_double:
+        header.insert(0, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+    lines = [*header, *helpers.splitlines()]
+    for k in gen.kernels:
+        k.first_line = len(lines) + 1
+        lines.extend(k.source.splitlines())
+        k.last_line = len(lines)
+    return OpenCLProgram(lowered.name, "\n".join(lines) + "\n", gen.kernels, host, list(lowered.arguments))
+
+
+class _Generator:
+    def __init__(self, name: str, limits: DeviceLimits) -> None:
+        self.name = name
+        self.limits = limits
+        self.kernels: list[Kernel] = []
+        self.helpers: dict[str, str] = {}
+        self.uses_double = False
+
+    # ------------------------------------------------------------------ the host part
+    def host(self, s: Stmt, func: str | None) -> Stmt:
+        """s with every part that must run on the device replaced by kernel launches."""
+        gpu = contains_gpu_loop(s)
+        if isinstance(s, For) and s.for_type in _GPU:
+            return KernelLaunch(self.kernel(s, func))
+        if isinstance(s, Block):
+            return make_block([self.host(c, func) for c in s.stmts])
+        if isinstance(s, ProducerConsumer):
+            return ProducerConsumer(s.name, s.is_producer, self.host(s.body, s.name if s.is_producer else func))
+        if isinstance(s, Allocate):
+            return Allocate(s.name, s.type, s.size, False, self.host(s.body, func))
+        if isinstance(s, Evaluate) and not _has_side_effects(s):
+            return s
+        if isinstance(s, LetStmt) and (gpu or _host_expr(s.value) or not _fits_one_kernel(s)):
+            return self._host_let(s, func)
+        if isinstance(s, AssertStmt) and all(_host_expr(e) for e in s.children()):
+            return s
+        if isinstance(s, IfThenElse) and (gpu or _host_expr(s.condition)):
+            self._require_host(s.condition, "a condition", func)
+            other = self.host(s.else_case, func) if s.else_case is not None else None
+            return IfThenElse(s.condition, self.host(s.then_case, func), other)
+        if isinstance(s, For) and (gpu or not _fits_one_kernel(s)):
+            self._require_host(s.min, s.name, func)
+            self._require_host(s.extent, s.name, func)
+            return For(s.name, s.min, s.extent, ForType.SERIAL, self.host(s.body, func))
+        if gpu:
+            raise CompileError(f"the OpenCL backend cannot run {type(s).__name__} around the GPU loops of `{func}`")
+        return KernelLaunch(self.kernel(s, func))  # serial code with effects: one work-item on the device
+
+    def _host_let(self, s: LetStmt, func: str | None) -> Stmt:
+        self._require_host(s.value, s.name, func)
+        return LetStmt(s.name, s.value, self.host(s.body, func))
+
+    def _require_host(self, e: E.Expr, what: str, func: str | None) -> None:
+        if not _host_expr(e):
+            raise CompileError(
+                f"the OpenCL backend evaluates `{what}` (around the GPU loops of `{func or self.name}`) on the host, "
+                "and it reads memory or calls a math function; compute it inside a GPU-scheduled Func instead"
+            )
+
+    # ------------------------------------------------------------------ kernels
+    def kernel(self, root: Stmt, func: str | None) -> Kernel:
+        name = f"{sanitize(self.name)}_k{len(self.kernels)}"
+        func_name = func or _first_produced(root) or self.name
+        builder = _KernelBuilder(name, func_name, root, self)
+        kernel = builder.build()
+        self.kernels.append(kernel)
+        return kernel
+
+
+def _first_produced(s: Stmt) -> str | None:
+    for n in walk_stmt(s):
+        if isinstance(n, ProducerConsumer) and n.is_producer:
+            return n.name
+        if isinstance(n, Store):
+            return n.buffer
+    return None
+
+
+def _bound_names(s: Stmt) -> set[str]:
+    names: set[str] = set()
+    for n in walk_stmt(s):
+        if isinstance(n, (LetStmt, For)):
+            names.add(n.name)
+    for e in stmt_exprs(s):
+        for node in walk(e):
+            if isinstance(node, E.Let):
+                names.add(node.name)
+    return names
+
+
+class _KernelBuilder:
+    def __init__(self, name: str, func: str, root: Stmt, gen: _Generator) -> None:
+        self.name, self.func, self.root, self.gen = name, func, root, gen
+        self._counter = 0
+        self.em = ExprEmitter(self._fresh, gen.helpers)
+        self.local_decls: list[str] = []
+        self.asserts: list[AssertStmt] = []
+        self.local_size: tuple[int, ...] = (1,)
+        self.threaded = False
+        self.intervals: dict[str, SymInterval] = {}  # kernel variables as ranges of host expressions
+        self.scratch: list[tuple[str, Type, E.Expr, bool]] = []
+        self.kernel_vars: set[str] = set()
+        self.constant_extents: dict[int, int] = {}  # thread loops (by id) of constant extent
+
+    def _fresh(self, hint: str) -> str:
+        self._counter += 1
+        return f"{sanitize(hint)[-40:]}_{self._counter}"
+
+    def _error(self, message: str) -> ScheduleError:
+        return ScheduleError(f"`{self.func}` cannot run on the GPU: {message}")
+
+    def build(self) -> Kernel:
+        em = self.em
+        root = self.root
+        free_vars, buffers = self._free_names(root)
+        arguments = [KernelArgument(b, sanitize(b) + "_buf", t, True) for b, t in buffers.items()]
+        for b, t in buffers.items():
+            em.buffers[b] = (sanitize(b) + "_buf", t)
+        for v, t in free_vars.items():
+            c_name = "a_" + sanitize(v)
+            arguments.append(KernelArgument(v, c_name, t, False))
+            em.names[0][v] = c_name
+        # The chain of block loops whose bounds the host can compute.
+        blocks: list[For] = []
+        s = root
+        bound_inside: set[str] = set()
+        while isinstance(s, For) and s.for_type == ForType.GPU_BLOCK and len(blocks) < 3:
+            used = {n.name for e in (s.min, s.extent) for n in walk(e) if isinstance(n, E.Variable)}
+            if used & bound_inside or not (_host_expr(s.min) and _host_expr(s.extent)):
+                break
+            blocks.append(s)
+            bound_inside.add(s.name)
+            s = s.body
+        block_mins = [b.min for b in reversed(blocks)]
+        block_extents = [b.extent for b in reversed(blocks)]
+        body_lines_start = len(em.lines)
+        for dim, loop in enumerate(reversed(blocks)):
+            em.push_scope()
+            em.declare(loop.name, loop.min.type(), f"a_bmin{dim} + (int)get_group_id({dim})")
+            self._bind_interval(loop.name, self._loop_interval(loop))
+        if blocks or (isinstance(s, For) and s.for_type == ForType.GPU_THREAD):
+            self.threaded = True
+            self.local_size = self._choose_local_size(s)
+            self._block_level(s)
+        else:
+            self._serial(s)
+        body = em.lines[body_lines_start:]
+        if body and body[-1].strip().startswith("barrier(") and body[-1].startswith("  barrier"):
+            body.pop()  # nothing follows the last thread loops
+        loaded_only = self._loaded_only(root)
+        self.gen.uses_double |= em.uses_double
+        # Device buffers never alias: each argument, allocation and scratch is its own buffer.
+        params = [
+            f"__global {'const ' if a.name in loaded_only else ''}{memory_type(a.type)} *restrict {a.c_name}"
+            for a in arguments
+            if a.is_buffer
+        ]
+        params += [f"{self._arg_type(a.type)} {a.c_name}" for a in arguments if not a.is_buffer]
+        params += [f"int a_bmin{d}" for d in range(len(blocks))]
+        for name, t, _bound, _per_group in self.scratch:
+            params += [f"__global {memory_type(t)} *scratch_{sanitize(name)}", f"long scratch_{sanitize(name)}_size"]
+        if self.asserts:
+            params.append("__global int *pw_error")
+        attributes = ""
+        if self.threaded:
+            sizes = [*self.local_size, 1, 1][:3]
+            attributes = f"__attribute__((reqd_work_group_size({sizes[0]}, {sizes[1]}, {sizes[2]}))) "
+        source_lines = [f"{attributes}__kernel void {self.name}(", "    " + ",\n    ".join(params) + ") {"]
+        source_lines += ["  " + d for d in self.local_decls]
+        source_lines += body
+        source_lines.append("}")
+        for a in arguments:
+            if a.is_buffer and a.type.is_float() and a.type.bits == 64:
+                self.gen.uses_double = True
+        return Kernel(
+            self.name,
+            self.func,
+            arguments,
+            block_mins,
+            block_extents,
+            self.local_size,
+            list(self.asserts),
+            list(self.scratch),
+            source="\n".join(source_lines) + "\n",
+        )
+
+    @staticmethod
+    def _loaded_only(root: Stmt) -> set[str]:
+        stored = {n.buffer for n in walk_stmt(root) if isinstance(n, Store)}
+        loaded = {node.buffer for e in stmt_exprs(root) for node in walk(e) if isinstance(node, Load)}
+        return loaded - stored
+
+    @staticmethod
+    def _arg_type(t: Type) -> str:
+        return "int" if t.is_bool() else c_type(t)
+
+    def _free_names(self, root: Stmt) -> tuple[dict[str, Type], dict[str, Type]]:
+        """Variables used but not bound inside root, and buffers not allocated inside it."""
+        bound = _bound_names(root)
+        allocated = {n.name for n in walk_stmt(root) if isinstance(n, Allocate)}
+        free: dict[str, Type] = {}
+        buffers: dict[str, Type] = {}
+        for n in walk_stmt(root):
+            if isinstance(n, Store) and n.buffer not in allocated:
+                buffers.setdefault(n.buffer, n.value.type().element_of())
+        for e in stmt_exprs(root):
+            for node in walk(e):
+                if isinstance(node, E.Variable) and node.name not in bound:
+                    free.setdefault(node.name, node.type())
+                elif isinstance(node, Load) and node.buffer not in allocated:
+                    buffers.setdefault(node.buffer, node.type().element_of())
+        return free, buffers
+
+    # ------------------------------------------------------------------ work-group size
+    def _thread_chains(self, s: Stmt) -> list[list[For]]:
+        """The nests of thread loops at block level, each outermost first; records the
+        extents that are constant once the lets around them are substituted."""
+        chains: list[list[For]] = []
+        stack: list[tuple[Stmt, dict[str, E.Expr]]] = [(s, {})]
+        while stack:
+            n, env = stack.pop()
+            if isinstance(n, For) and n.for_type == ForType.GPU_THREAD:
+                chain = [n]
+                while (
+                    isinstance(chain[-1].body, For) and chain[-1].body.for_type == ForType.GPU_THREAD and len(chain) < 3
+                ):
+                    chain.append(chain[-1].body)
+                for loop in chain:
+                    extent = simplify(substitute(loop.extent, env)) if env else loop.extent
+                    if isinstance(extent, E.Const):
+                        self.constant_extents[id(loop)] = int(extent.value)
+                chains.append(chain)
+                continue
+            if isinstance(n, LetStmt):
+                env = {**env, n.name: substitute(n.value, env) if env else n.value}
+                stack.append((n.body, env))
+                continue
+            if isinstance(n, For):
+                env = {k: v for k, v in env.items() if k != n.name}
+            stack.extend((c, env) for c in n.children() if isinstance(c, Stmt))
+        return chains
+
+    def _choose_local_size(self, s: Stmt) -> tuple[int, ...]:
+        chains = self._thread_chains(s)
+        dims = max((len(c) for c in chains), default=1)
+        sizes = [0] * dims
+        for chain in chains:
+            for dim, loop in enumerate(reversed(chain)):
+                extent = self.constant_extents.get(id(loop))
+                if extent is not None:
+                    sizes[dim] = max(sizes[dim], extent)
+        sizes = [size if size > 0 else DEFAULT_THREADS[d] for d, size in enumerate(sizes)]
+        limits = self.gen.limits
+        sizes = [min(size, limits.max_work_item_sizes[d]) for d, size in enumerate(sizes)]
+        while _product(sizes) > limits.max_work_group_size:
+            d = max(range(dims), key=lambda i: sizes[i])
+            sizes[d] = (sizes[d] + 1) // 2
+        return tuple(max(size, 1) for size in sizes)
+
+    # ------------------------------------------------------------------ block level
+    def _barrier(self) -> None:
+        self.em.line("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+
+    def _block_level(self, s: Stmt) -> None:
+        """Statements run by every work-item of a group alike (uniform control flow)."""
+        em = self.em
+        if not any(isinstance(n, For) and n.for_type == ForType.GPU_THREAD for n in walk_stmt(s)):
+            if _has_side_effects(s):
+                lid_zero = " && ".join(f"get_local_id({d}) == 0" for d in range(len(self.local_size)))
+                em.open_block(f"if ({lid_zero})")
+                self._serial(s)
+                em.close_block()
+                self._barrier()
+            else:
+                self._serial(s)
+            return
+        if isinstance(s, For) and s.for_type == ForType.GPU_THREAD:
+            self._thread_nest(s)
+            self._barrier()
+        elif isinstance(s, Block):
+            for c in s.stmts:
+                self._block_level(c)
+        elif isinstance(s, ProducerConsumer):
+            self._block_level(s.body)
+        elif isinstance(s, LetStmt):
+            value = em.expr(s.value)
+            em.push_scope(hide=em.lookup(s.name) is not None)
+            em.declare(s.name, s.value.type(), value)
+            old = self._bind_interval(s.name, self._interval(s.value))
+            self._block_level(s.body)
+            self._restore_interval(s.name, old)
+            em.pop_scope()
+        elif isinstance(s, Allocate):
+            self._allocate(s, local=True, body=self._block_level)
+        elif isinstance(s, For):
+            self._for(s, self._block_level)
+        elif isinstance(s, IfThenElse):
+            self._if(s, self._block_level)
+        else:
+            raise self._error(f"unexpected {type(s).__name__} around its GPU thread loops")
+
+    def _thread_nest(self, outer: For) -> None:
+        chain = [outer]
+        while isinstance(chain[-1].body, For) and chain[-1].body.for_type == ForType.GPU_THREAD and len(chain) < 3:
+            chain.append(chain[-1].body)
+        em = self.em
+        opened = 0
+        saved: list[tuple[str, SymInterval | None]] = []
+        for loop in chain:
+            dim = len(chain) - 1 - chain.index(loop)
+            if dim >= len(self.local_size):
+                raise self._error("its GPU thread loops nest deeper than the work-group's dimensions")
+            size = self.local_size[dim]
+            lo, extent = em.expr(loop.min), em.expr(loop.extent)
+            t = loop.min.type()
+            counter = self._fresh(f"tid{dim}")
+            const_extent = self.constant_extents.get(id(loop))
+            if const_extent == size:  # one iteration per work-item: no loop
+                em.line("{")
+                em.indent += 1
+                em.push_scope()
+                em.line(f"int {counter} = (int)get_local_id({dim});")
+            elif const_extent is not None and const_extent < size:
+                em.line(f"int {counter} = (int)get_local_id({dim});")
+                em.open_block(f"if ({counter} < {const_extent})")
+            else:
+                head = f"for (int {counter} = (int)get_local_id({dim}); {counter} < {extent}; {counter} += {size})"
+                em.open_block(head)
+            em.push_scope(hide=em.lookup(loop.name) is not None)
+            em.declare(loop.name, t, f"({c_type(t)})({lo} + {counter})")
+            saved.append((loop.name, self._bind_interval(loop.name, self._loop_interval(loop))))
+            opened += 1
+        self._serial(chain[-1].body)
+        for name, old in reversed(saved):
+            self._restore_interval(name, old)
+        for _ in range(opened):
+            em.pop_scope()
+            em.close_block()
+
+    # ------------------------------------------------------------------ serial code (one work-item)
+    def _serial(self, s: Stmt) -> None:
+        em = self.em
+        if isinstance(s, Block):
+            for c in s.stmts:
+                self._serial(c)
+        elif isinstance(s, ProducerConsumer):
+            self._serial(s.body)
+        elif isinstance(s, LetStmt):
+            value = em.expr(s.value)
+            em.push_scope(hide=em.lookup(s.name) is not None)
+            em.declare(s.name, s.value.type(), value)
+            old = self._bind_interval(s.name, self._interval(s.value))
+            self._serial(s.body)
+            self._restore_interval(s.name, old)
+            em.pop_scope()
+        elif isinstance(s, Store):
+            ref = em.buffers.get(s.buffer)
+            if ref is None:
+                raise CompileError(f"buffer `{s.buffer}` is not an argument or an allocation of the OpenCL kernel")
+            value = em.expr(s.value)
+            index = em.expr(s.index)
+            if s.value.type().is_bool():
+                value = f"(uchar)({value})"
+            em.line(f"{ref[0]}[{index}] = {value};")
+        elif isinstance(s, For):
+            self._for(s, self._serial)
+        elif isinstance(s, IfThenElse):
+            self._if(s, self._serial)
+        elif isinstance(s, Allocate):
+            self._allocate(s, local=False, body=self._serial)
+        elif isinstance(s, AssertStmt):
+            self._assert(s)
+        elif isinstance(s, Evaluate):
+            em.expr(s.value)
+        else:
+            raise CompileError(f"the OpenCL backend cannot generate {type(s).__name__} statements")
+
+    def _for(self, s: For, body) -> None:
+        em = self.em
+        lo, extent = em.expr(s.min), em.expr(s.extent)
+        t = s.min.type()
+        ct = c_type(t)
+        counter = self._fresh("i")
+        em.open_block(f"for ({ct} {counter} = 0; {counter} < {extent}; {counter}++)")
+        em.push_scope(hide=em.lookup(s.name) is not None)
+        em.declare(s.name, t, f"({ct})({lo} + {counter})")
+        old = self._bind_interval(s.name, self._loop_interval(s))
+        body(s.body)
+        self._restore_interval(s.name, old)
+        em.pop_scope()
+        em.close_block()
+
+    def _if(self, s: IfThenElse, body) -> None:
+        em = self.em
+        cond = em.expr(s.condition)
+        em.open_block(f"if ({cond})")
+        body(s.then_case)
+        if s.else_case is not None:
+            em.close_block(" else {")
+            em.indent += 1
+            em.push_scope()
+            body(s.else_case)
+            em.close_block()
+        else:
+            em.close_block()
+
+    def _allocate(self, s: Allocate, local: bool, body) -> None:
+        em = self.em
+        size = s.size
+        if not isinstance(size, E.Const):
+            self._scratch_allocate(s, per_group=local, body=body)
+            return
+        count = max(int(size.value), 1)
+        elem = memory_type(s.type)
+        nbytes = count * max(s.type.bits // 8, 1)
+        c_name = self._fresh(s.name)
+        if local:
+            if nbytes > self.gen.limits.local_memory_bytes:
+                raise self._error(
+                    f"its storage `{s.name}` in GPU local memory needs {nbytes} bytes, more than the device's "
+                    f"{self.gen.limits.local_memory_bytes}; use smaller GPU tiles"
+                )
+            self.local_decls.append(f"__local {elem} {c_name}[{count}];")
+        else:
+            if nbytes > MAX_PRIVATE_BYTES:
+                raise self._error(
+                    f"its storage `{s.name}` in GPU private memory needs {nbytes} bytes (at most "
+                    f"{MAX_PRIVATE_BYTES}); compute it at a finer loop level or at root"
+                )
+            em.line(f"{elem} {c_name}[{count}];")
+        outer = em.buffers.get(s.name)
+        em.buffers[s.name] = (c_name, s.type.element_of())
+        body(s.body)
+        if outer is None:
+            del em.buffers[s.name]
+        else:
+            em.buffers[s.name] = outer
+
+    # ------------------------------------------------------------------ ranges of kernel variables
+    def _interval(self, e: E.Expr) -> SymInterval:
+        return interval_of(e, self.intervals)
+
+    def _loop_interval(self, loop: For) -> SymInterval:
+        lo, extent = self._interval(loop.min), self._interval(loop.extent)
+        if lo.lo is None or lo.hi is None or extent.hi is None:
+            return SymInterval(lo.lo, None)
+        return SymInterval(lo.lo, simplify(E.Sub(E.Add(lo.hi, extent.hi), E.Const(lo.hi.type(), 1))))
+
+    def _bind_interval(self, name: str, interval: SymInterval) -> SymInterval | None:
+        old = self.intervals.get(name)
+        self.intervals[name] = interval
+        self.kernel_vars.add(name)
+        return old
+
+    def _restore_interval(self, name: str, old: SymInterval | None) -> None:
+        if old is None:
+            self.intervals.pop(name, None)
+        else:
+            self.intervals[name] = old
+
+    def _scratch_allocate(self, s: Allocate, per_group: bool, body) -> None:
+        """Storage whose size varies inside the kernel: a slice of a device buffer per
+        work-group (block level) or per work-item, sized by a bound the host computes."""
+        em = self.em
+        bound = self._interval(s.size).hi
+        if (
+            bound is None
+            or not _host_expr(bound)
+            or any(isinstance(n, E.Variable) and n.name in self.kernel_vars for n in walk(bound))
+        ):
+            raise self._error(
+                f"its storage `{s.name}` inside a GPU kernel has a size ({s.size}) with no upper bound the host "
+                "can compute; compute it at a loop level where its bounds are fixed, or compute it at root"
+            )
+        c_name = self._fresh(s.name)
+        arg = f"scratch_{sanitize(s.name)}"
+        if any(n == s.name for n, *_ in self.scratch):
+            raise self._error(f"its storage `{s.name}` is allocated twice in one GPU kernel")
+        self.scratch.append((s.name, s.type.element_of(), bound, per_group))
+        if per_group:
+            linear = "(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2)))"
+        else:
+            linear = (
+                "(get_global_id(0) + get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2)))"
+            )
+        em.line(f"__global {memory_type(s.type)} *{c_name} = {arg} + (long){linear} * {arg}_size;")
+        outer = em.buffers.get(s.name)
+        em.buffers[s.name] = (c_name, s.type.element_of())
+        body(s.body)
+        if outer is None:
+            del em.buffers[s.name]
+        else:
+            em.buffers[s.name] = outer
+
+    def _assert(self, s: AssertStmt) -> None:
+        em = self.em
+        index = len(self.asserts)
+        self.asserts.append(s)
+        cond = em.expr(s.condition)
+        em.open_block(f"if (!({cond}))")
+        args = [em.expr(a) for a in s.args[: ERROR_SLOTS - 1]]
+        em.open_block(f"if (atomic_cmpxchg((volatile __global int *)pw_error, 0, {index + 1}) == 0)")
+        for k, a in enumerate(args):
+            em.line(f"pw_error[{k + 1}] = (int){a};")
+        em.close_block()
+        em.close_block()
+
+
+def _product(values) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+__all__ = [
+    "DeviceLimits",
+    "Kernel",
+    "KernelArgument",
+    "KernelLaunch",
+    "OpenCLProgram",
+    "c_literal",
+    "contains_gpu_loop",
+    "generate_opencl",
+]
