@@ -22,5 +22,6 @@ setup(
     package_data={
         "pixelweave.resources.examples": ["*.json"],
         "pixelweave.resources.images": ["*.png", "*.jpg", "*.md"],
+        "pixelweave.nodes.lift": ["include/*.h"],
     },
 )
