@@ -24,5 +24,6 @@ setup(
         "pixelweave.resources.examples": ["*.json"],
         "pixelweave.resources.images": ["*.png", "*.jpg", "*.md"],
         "pixelweave.resources.icons": ["*.svg"],  # a link to packaging's icon, for the window
+        "pixelweave.nodes.lift": ["include/*.h"],
     },
 )

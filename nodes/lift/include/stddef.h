@@ -1,0 +1,3 @@
+typedef unsigned long size_t;
+typedef long ptrdiff_t;
+#define NULL ((void *)0)

@@ -1,0 +1,381 @@
+"""The lifted model as engine algorithm code: every buffer version a Func over (column, row),
+every accumulator a Func with an update over an RDom, C's semantics spelled out in Halide's
+(truncating division, wrap-around, selects), and a runner that calls the pipeline the way
+the C function is called: on flat buffers with row strides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pixelweave.nodes.lift import symbolic as S
+from pixelweave.nodes.lift.model import Lifted, Version
+from pixelweave.nodes.lift.stages import COL, ROW
+from pixelweave.nodes.lift.symbolic import Tree
+
+import pixelweave as pw
+
+PW_TYPES = {
+    "u8": pw.UInt(8),
+    "i8": pw.Int(8),
+    "u16": pw.UInt(16),
+    "i16": pw.Int(16),
+    "u32": pw.UInt(32),
+    "i32": pw.Int(32),
+    "u64": pw.UInt(64),
+    "i64": pw.Int(64),
+    "f32": pw.Float(32),
+    "f64": pw.Float(64),
+    "bool": pw.Bool(),
+}
+NP_TYPES = {
+    "u8": np.uint8,
+    "i8": np.int8,
+    "u16": np.uint16,
+    "i16": np.int16,
+    "u32": np.uint32,
+    "i32": np.int32,
+    "u64": np.uint64,
+    "i64": np.int64,
+    "f32": np.float32,
+    "f64": np.float64,
+}
+ELEM_BYTES = {k: np.dtype(v).itemsize for k, v in NP_TYPES.items()}
+
+
+@dataclass
+class LiftedPipeline:
+    """The engine side of a lifted function: one Func per output buffer (over column, row),
+    the Func of the returned value, the inputs, and how to call it like the C function."""
+
+    lifted: Lifted
+    outputs: dict[str, pw.Func]
+    result: pw.Func | None
+    images: dict[str, pw.ImageParam]
+    params: dict[str, pw.Param]
+    funcs: dict[str, pw.Func] = field(default_factory=dict)
+
+    @property
+    def pipeline(self) -> pw.Pipeline:
+        funcs = list(self.outputs.values()) + ([self.result] if self.result is not None else [])
+        return pw.Pipeline(funcs if len(funcs) > 1 else funcs[0])
+
+    def run(self, buffers: dict[str, np.ndarray], scalars: dict[str, int | float], schedule: bool = False) -> Any:
+        """Do what the C function does: read and write the flat byte buffers in place
+        (each a 1-D uint8 array) and return the returned value (or None)."""
+        from pixelweave.nodes.lift.regions import buffer_layout, written_extent
+
+        lifted = self.lifted
+        inputs: dict[str, Any] = {}
+        for name in self.params:
+            v = scalars[name]
+            inputs[name] = int(v) if S.is_int(lifted.scalars[name].type) else float(v)
+        for key in self.images:
+            name = key[: -len("_in")] if key.endswith("_in") else key
+            rows, stride = buffer_layout(lifted, name, scalars, buffers[name].size)
+            elem = lifted.buffers[name].elem
+            flat = buffers[name][: rows * stride * ELEM_BYTES[elem]].view(NP_TYPES[elem])
+            inputs[key] = np.ascontiguousarray(flat.reshape(rows, stride)) if rows else flat.reshape(0, stride)
+        for name, func in self.outputs.items():
+            cols, rows = written_extent(lifted, name, scalars)
+            if cols <= 0 or rows <= 0:
+                continue
+            out = pw.Pipeline(func).realize([cols, rows], inputs)
+            nrows, stride = buffer_layout(lifted, name, scalars, buffers[name].size)
+            elem = lifted.buffers[name].elem
+            view = buffers[name][: nrows * stride * ELEM_BYTES[elem]].view(NP_TYPES[elem]).reshape(nrows, stride)
+            view[:rows, :cols] = out
+        if self.result is not None:
+            value = pw.Pipeline(self.result).realize([], inputs)
+            return np.asarray(value).item()
+        return None
+
+
+class _Builder:
+    def __init__(self, lifted: Lifted) -> None:
+        self.l = lifted
+        self.funcs: dict[str, pw.Func] = {}
+        self.images: dict[str, pw.ImageParam] = {}
+        self.params: dict[str, pw.Param] = {}
+        self.vars = {ROW: pw.Var("row"), COL: pw.Var("col")}
+        self.loop_vars: dict[str, pw.Var] = {}
+        self.rvars: dict[str, Any] = {}
+        self.acc_funcs: dict[str, pw.Func] = {}
+        self.self_ref: tuple[str, pw.Func] | None = None
+
+    # ---- names -------------------------------------------------------------------------------
+
+    def var(self, name: str) -> Any:
+        if name in self.vars:
+            return self.vars[name]
+        if name in self.rvars:
+            return self.rvars[name]
+        if name in self.l.scalars:
+            if name not in self.params:
+                self.params[name] = pw.Param(PW_TYPES[self.l.scalars[name].type], name)
+            return self.params[name]
+        if name not in self.loop_vars:
+            self.loop_vars[name] = pw.Var(name.replace("__", "_"))
+        return self.loop_vars[name]
+
+    def version(self, tag: str) -> pw.Func:
+        if tag in self.funcs:
+            return self.funcs[tag]
+        v = self.l.versions[tag]
+        b = self.l.buffers[v.buffer]
+        t = PW_TYPES[b.elem]
+        col, row = self.vars[COL], self.vars[ROW]
+        if v.kind == "initial":
+            if b.initial == "image":
+                key = b.name if b.kind == "input" else f"{b.name}_in"
+                image = pw.ImageParam(t, 2, key)
+                self.images[key] = image
+                f = pw.BoundaryConditions.repeat_edge(image, name=f"{_ident(b.name)}_edge")
+            elif b.initial == "table":
+                f = pw.Func(_ident(b.name))
+                value: Any = pw.cast(t, 0)
+                for i in reversed(range(len(b.table))):
+                    value = pw.select(col == i, pw.cast(t, b.table[i]), value)
+                f[col, row] = value
+            else:
+                f = pw.Func(_ident(b.name))
+                f[col, row] = pw.cast(t, 0)
+            self.funcs[tag] = f
+            return f
+        f = pw.Func(_ident(tag.replace("@", "_v")))
+        self.funcs[tag] = f
+        if v.kind == "pure":
+            self.define_pure(f, v)
+        else:
+            self.define_scatter(f, v)
+        return f
+
+    def define_pure(self, f: pw.Func, v: Version) -> None:
+        b = self.l.buffers[v.buffer]
+        t = PW_TYPES[b.elem]
+        args = [self.vars[COL], self.vars[ROW]] + [self.var(d) for d in v.dims]
+        prev_v = self.l.versions[v.previous]
+        if dropped_conditions(self.l, v):
+            f[tuple(args)] = pw.cast(t, self.expr(v.pieces[0].value))
+            return
+        previous = self.version(v.previous)
+        value = previous[tuple(args[:2] + ([] if not prev_v.dims else args[2:]))]
+        for piece in v.pieces:
+            cond = None
+            for c in piece.conditions.values():
+                e = self.expr(c)
+                cond = e if cond is None else pw.logical_and(cond, e)
+            piece_value = pw.cast(t, self.expr(piece.value))
+            value = piece_value if cond is None else pw.select(cond, piece_value, value)
+        f[tuple(args)] = value
+
+    def define_scatter(self, f: pw.Func, v: Version) -> None:
+        b = self.l.buffers[v.buffer]
+        t = PW_TYPES[b.elem]
+        col, row = self.vars[COL], self.vars[ROW]
+        previous = self.version(v.previous)
+        f[col, row] = previous[col, row]
+        for srow, scol, value, loops, predicate, _line in v.scatters:
+            self.reduction_domain(loops)
+            self.self_ref = (v.previous, f)
+            c_expr, r_expr = self.expr(scol), self.expr(srow)
+            new = pw.cast(t, self.expr(value))
+            if predicate is not None:
+                new = pw.select(self.expr(predicate), new, f[c_expr, r_expr])
+            f[c_expr, r_expr] = new
+            self.self_ref = None
+
+    def reduction_domain(self, loops: tuple) -> pw.RDom:
+        """An RDom over C loops (outermost first); Halide iterates r.x innermost, so the
+        innermost C loop is r.x and the iteration order is C's."""
+        inner_first = list(reversed(loops))
+        r = pw.RDom([(0, self.expr(trip)) for _, trip in inner_first])
+        for i, (sym, _) in enumerate(inner_first):
+            self.rvars[sym] = r[i]
+        return r
+
+    def accumulator(self, name: str) -> pw.Func:
+        if name in self.acc_funcs:
+            return self.acc_funcs[name]
+        acc = self.l.accumulators[name]
+        f = pw.Func(_ident(name))
+        self.acc_funcs[name] = f
+        # the innermost C loop is dimension 0 (Halide's innermost), as for buffers
+        args = tuple(self.var(p) for p in reversed(acc.pure))
+        t = PW_TYPES[acc.type]
+        f[args] = pw.cast(t, self.expr(acc.init))
+        self.reduction_domain(acc.rdom)
+        f[args] = pw.cast(t, self.expr(acc.update))
+        return f
+
+    # ---- expressions ------------------------------------------------------------------------
+
+    def expr(self, e: Tree) -> Any:  # noqa: C901 - one case per tree form
+        kind, t = e[0], e[1]
+        ty = PW_TYPES[t]
+        if kind == "const":
+            if t == "bool":
+                return pw.cast(pw.Int(32), int(e[2])) == pw.cast(pw.Int(32), 1)
+            return pw.cast(ty, e[2])
+        if kind == "sym":
+            return pw.cast(ty, self.var(e[2]))
+        if kind == "aff":
+            total = None
+            for mono, c in e[2]:
+                term = None
+                for atom in mono:
+                    a = pw.cast(ty, self.expr(atom))
+                    term = a if term is None else term * a
+                coef = c % (1 << S.BITS[t]) if not S.is_signed(t) else c
+                if term is None:
+                    term = pw.cast(ty, coef)
+                elif c != 1:
+                    term = term * pw.cast(ty, coef)
+                total = term if total is None else total + term
+            return total
+        if kind == "load":
+            tag = e[2]
+            args = [self.expr(e[4]), self.expr(e[3])]
+            if self.self_ref is not None and self.self_ref[0] == tag:
+                return self.self_ref[1][tuple(args)]
+            return self.version(tag)[tuple(args)]
+        if kind == "func":
+            name = e[2]
+            args = [self.expr(a) for a in e[3]]
+            if name in self.l.accumulators:
+                f = self.accumulator(name)
+                args.reverse()
+            else:
+                f = self.version(name)
+            return f[tuple(args)] if args else f[()]
+        if kind == "cast":
+            inner = e[2]
+            x = self.expr(inner)
+            if S.type_of(inner) == "bool":
+                return pw.select(x, pw.cast(ty, 1), pw.cast(ty, 0))
+            return pw.cast(ty, x)
+        if kind == "bin":
+            op = e[2]
+            a, b = self.expr(e[3]), self.expr(e[4])
+            if op in ("<<", ">>"):
+                return a << b if op == "<<" else a >> b
+            a, b = pw.cast(ty, a), pw.cast(ty, b)
+            if op == "+":
+                return a + b
+            if op == "-":
+                return a - b
+            if op == "*":
+                return a * b
+            if op == "&":
+                return a & b
+            if op == "|":
+                return a | b
+            if op == "^":
+                return a ^ b
+            if op == "min":
+                return pw.min(a, b)
+            if op == "max":
+                return pw.max(a, b)
+            if op == "fdiv":
+                return a / b
+            if op == "fmod":
+                return a % b
+            if op in ("/", "%"):
+                return self.c_division(op, e[3], e[4], a, b, t)
+            raise ValueError(op)
+        if kind == "cmp":
+            a, b = self.expr(e[3]), self.expr(e[4])
+            return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[e[2]]
+        if kind == "and":
+            return pw.logical_and(self.expr(e[2]), self.expr(e[3]))
+        if kind == "or":
+            return pw.logical_or(self.expr(e[2]), self.expr(e[3]))
+        if kind == "not":
+            return pw.logical_not(self.expr(e[2]))
+        if kind == "select":
+            return pw.select(self.expr(e[2]), pw.cast(ty, self.expr(e[3])), pw.cast(ty, self.expr(e[4])))
+        if kind == "un":
+            op = e[2]
+            a = pw.cast(ty, self.expr(e[3]))
+            if op == "neg":
+                return pw.cast(ty, 0) - a
+            if op == "bnot":
+                return ~a
+            if op == "abs":
+                if S.is_int(t):
+                    return pw.select(a < pw.cast(ty, 0), pw.cast(ty, 0) - a, a)
+                return pw.abs(a)
+            if op == "sqrt":
+                return pw.sqrt(a)
+            if op == "floor":
+                return pw.floor(a)
+            raise ValueError(op)
+        raise ValueError(kind)
+
+    def c_division(self, op: str, ta: Tree, tb: Tree, a: Any, b: Any, t: str) -> Any:
+        """C's truncating / and % from Halide's Euclidean ones."""
+        ty = PW_TYPES[t]
+        if not S.is_int(t):
+            return a / b
+        bounds = self.l.bounds()
+        ra, rb = S.interval(ta, bounds), S.interval(tb, bounds)
+        if not S.is_signed(t) or (ra is not None and ra[0] >= 0 and rb is not None and rb[0] > 0):
+            return a / b if op == "/" else a % b
+        q, r = a / b, a % b
+        zero, one = pw.cast(ty, 0), pw.cast(ty, 1)
+        if rb is not None and rb[0] > 0:
+            trunc = pw.select(pw.logical_and(a < zero, r != zero), q + one, q)
+        else:
+            fix = pw.select(b > zero, q + one, q - one)
+            trunc = pw.select(pw.logical_and(a < zero, r != zero), fix, q)
+        return trunc if op == "/" else a - trunc * b
+
+
+def dropped_conditions(lifted: Lifted, v: Version) -> bool:
+    """Whether a stage is defined by its one store's value alone: a single piece over [0, n)
+    needs no fallback (the output is realized over exactly that region), and a temporary
+    outside what C wrote is undefined in C anyway."""
+    b = lifted.buffers[v.buffer]
+    prev_v = lifted.versions[v.previous]
+    prev_initial = prev_v.kind == "initial" and b.initial in ("image", "undefined", "zero")
+    single = len(v.pieces) == 1 and "predicate" not in v.pieces[0].conditions
+    return single and prev_initial and (b.initial == "undefined" or _starts_at_zero(v.pieces[0].conditions))
+
+
+def _starts_at_zero(conditions: dict[str, Tree]) -> bool:
+    """Whether the conditions are ranges [0, n) on row and column (no other condition)."""
+    for key, c in conditions.items():
+        if "_range_" not in key:
+            return False
+        if c[0] != "and" or c[2][0] != "cmp" or c[2][2] != ">=":
+            return False
+        lower = c[2][3]
+        if lower[0] == "bin" and lower[2] == "fdiv" and lower[4][0] == "const" and lower[4][2] > 0:
+            lower = lower[3]  # x = col / 4 with every lane c = col % 4 written: [0, 4 * n)
+        if c[2][4] != S.const("i32", 0) or lower[0] != "sym" or lower[2] not in (ROW, COL):
+            return False
+    return True
+
+
+def _ident(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+
+
+def build(lifted: Lifted) -> LiftedPipeline:
+    """Engine Funcs for a lifted C function."""
+    b = _Builder(lifted)
+    outputs = {}
+    for name, buf in lifted.buffers.items():
+        if buf.kind == "output":
+            f = b.version(buf.current)
+            if lifted.versions[buf.current].dims:
+                raise ValueError(f"output `{name}` is per-iteration")
+            outputs[name] = f
+    result = None
+    if lifted.result is not None:
+        result = pw.Func("result")
+        result[()] = pw.cast(PW_TYPES[lifted.result_type], b.expr(S.cast(lifted.result_type, lifted.result)))
+    funcs = dict(b.funcs)
+    funcs.update(b.acc_funcs)
+    return LiftedPipeline(lifted, outputs, result, b.images, b.params, funcs)
