@@ -4,8 +4,11 @@ After Sioutas et al., "Schedule Synthesis for Halide Pipelines through Reuse Ana
 (TACO 2019), in four steps:
 
 1. Inline the Funcs whose recomputation costs less than storing them: a Func read once
-   per point, or so cheap that recomputing it for every reader is nearly free (boundary
-   conditions, pointwise arithmetic).
+   per point (reads of one point from several inlined consumers count once: the code
+   generator shares equal subexpressions, see accesses.py), a Func so cheap that
+   recomputing it for every reader is nearly free (boundary conditions), and an
+   element-wise Func whose repeated arithmetic and extra loads cost less than writing its
+   buffer and reading it back (as Mullapudi et al. inline element-wise stages).
 2. Group the remaining Funcs greedily, consumers first: a producer joins the group of its
    consumers when all its consumers are in one group and the memory traffic saved by
    keeping it in cache (its whole buffer written and read back) outweighs the recomputation
@@ -27,6 +30,7 @@ import math
 from dataclasses import dataclass, field
 
 from pixelweave.engine.analysis.interval import Interval
+from pixelweave.engine.autoschedule.accesses import StageAccesses, stage_accesses, translation_calls
 from pixelweave.engine.autoschedule.analysis import (
     Box,
     PipelineAnalysis,
@@ -120,28 +124,29 @@ class AnalyticScheduler:
 
     # ------------------------------------------------------------------ 1. inlining
     def _choose_inlining(self) -> None:
-        evals: dict[int, float] = {}  # evaluations per point of a Func's region
+        known: dict[int, StageAccesses] = {}  # per Func: the points of it each computed stage reads
         for f in reversed(self.pipeline.funcs):
             if self.analysis.is_output(f) or f.has_update_definition() or not self.analysis.sites[id(f)]:
-                evals[id(f)] = 1.0
                 continue
+            accesses = stage_accesses(f, self.analysis.sites[id(f)], lambda c: id(c) in self.inlined, known)
+            known[id(f)] = accesses
             own = self.analysis.points(f)
-            total, seen = 0.0, set()
-            for s in self.analysis.sites[id(f)]:
-                key = (id(s.definition), s.call.key())
-                if key in seen:
-                    continue
-                seen.add(key)
-                region = self.analysis.regions.get(id(s.consumer), [])
-                total += evals[id(s.consumer)] * self.analysis.iteration_points(s.consumer, s.definition, region)
+            total = sum(
+                len(points) * self.analysis.iteration_points(stage, d, self.analysis.regions.get(id(stage), []))
+                for stage, d, points in accesses.values()
+            )
             ratio = total / own if own > 0 else 1.0
             cost = func_cost(f, {})
             cheap = cost * (ratio - 1) <= INLINE_EXTRA_OPS or (_reindexes(f) and ratio <= REINDEX_MAX_READS)
+            loads = translation_calls(f)
+            if loads is not None and not cheap:
+                # Inlining an element-wise Func moves its reads to its producers (the same
+                # number of loads per read, plus one per extra producer) and repeats its
+                # arithmetic; it saves writing its buffer and reading it back.
+                extra = (ratio - 1) * (cost - loads) + ratio * (loads - 1)
+                cheap = extra <= 2 * BYTE_COST * bytes_per_point(f)
             if self.overrides.inline.get(f.name(), ratio <= 1.05 or cheap):
                 self.inlined.add(id(f))
-                evals[id(f)] = ratio
-            else:
-                evals[id(f)] = 1.0
         inlined_cost: dict[int, float] = {}
         for f in self.pipeline.funcs:
             c = func_cost(f, inlined_cost)

@@ -252,3 +252,18 @@ def test_readme_example_runs(capsys):
     exec(compile(block, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "blur_x.store_at(blur_y, y).compute_at(blur_y, yi)" in out and ".parallel(y)" in out
+
+
+def test_harris_inlines_element_wise_and_once_read_stages_as_mullapudi2016_does():
+    """Ixx = Ix * Ix read by a 3x3 sum is element-wise: inlined, the sum reads Ix instead;
+    Sxx is read by det and trace at the same point, which the code generator shares, so it
+    counts as read once and is inlined into the output; the stencils gray, Ix, Iy stay."""
+    plan = analytic_schedule(harris()[0]).plan
+    assert set(plan.inlined) == {"Ixx", "Iyy", "Ixy", "Sxx", "Syy", "Sxy", "det", "trace"}
+    assert sorted(m.name() for g in plan.groups for m in g.members) == ["Ix", "Iy", "gray"]
+
+
+def test_a_stencil_of_an_input_is_not_element_wise():
+    pipeline, _, _ = blur()
+    plan = analytic_schedule(pipeline).plan
+    assert plan.inlined == [] and [m.name() for m in plan.groups[0].members] == ["blur_x"]
