@@ -9,7 +9,8 @@ After Sioutas et al., "Schedule Synthesis for Halide Pipelines through Reuse Ana
    recomputing it for every reader is nearly free (boundary conditions), and an
    element-wise Func whose repeated arithmetic and extra loads cost less than writing its
    buffer and reading it back (as Mullapudi et al. inline element-wise stages).
-2. Group the remaining Funcs greedily, consumers first: a producer joins the group of its
+2. Group the remaining Funcs greedily, consumers first: a producer (with updates too, if
+   they keep its pure Vars in place, as a histogram's do) joins the group of its
    consumers when all its consumers are in one group and the memory traffic saved by
    keeping it in cache (its whole buffer written and read back) outweighs the recomputation
    at tile borders, estimated from the footprint (by interval analysis) of a tile of the
@@ -121,6 +122,7 @@ class AnalyticScheduler:
         self.cost: dict[int, float] = {}
         self.group_of: dict[int, Group] = {}
         self._footprint_memo: dict[tuple, tuple[dict[int, Box], float]] = {}
+        self.deep: set[int] = set()  # group outputs whose outer dimensions run inside the strips
 
     # ------------------------------------------------------------------ 1. inlining
     def _choose_inlining(self) -> None:
@@ -176,7 +178,7 @@ class AnalyticScheduler:
         return groups
 
     def _try_join(self, f: Func) -> Group | None:
-        if self.analysis.is_output(f) or f.has_update_definition() or f.name() in self.overrides.keep_root:
+        if self.analysis.is_output(f) or f.name() in self.overrides.keep_root or not _updates_fuse(f):
             return None
         consumers = self.stage_consumers(f)
         targets = {id(self.group_of[id(c)]) for c in consumers}
@@ -185,33 +187,49 @@ class AnalyticScheduler:
         g = self.group_of[id(consumers[0])]
         if g.root.has_update_definition() or g.root.dimensions() < 2:
             return None
+        if not self._fuses(g, f):
+            if id(g.root) in self.deep or not self._layout(g.root)[2]:
+                return None
+            # A producer needed whole along the root's outer dimensions (a histogram's bins)
+            # fuses if those dimensions run inside the strips instead of around them.
+            self.deep.add(id(g.root))
+            if not self._fuses(g, f):
+                self.deep.discard(id(g.root))
+                return None
+        g.members.append(f)
+        self.group_of[id(f)] = g
+        return g
+
+    def _fuses(self, g: Group, f: Func) -> bool:
+        """Whether computing f in g's strips saves more memory traffic than its recomputation
+        at the strips' borders costs."""
         trial = Group(g.root, [*g.members, f])
         work = self._member_work(trial, f, self._trial_strip(g.root))
         points = self.analysis.points(f)
         redundancy = work / points - 1 if points > 0 else 0.0
         saved = 2 * BYTE_COST * bytes_per_point(f) * points
         lost = redundancy * points * self.cost[id(f)]
-        if redundancy > MAX_REDUNDANCY or lost >= saved:
-            return None
-        g.members.append(f)
-        self.group_of[id(f)] = g
-        return g
+        return redundancy <= MAX_REDUNDANCY and lost < saved
 
     # ------------------------------------------------------------------ 3. strips
-    def _layout(self, root: Func) -> tuple[list[str], list[str], list[str]]:
-        """(innermost dim + small dims, [strip dim], outer dims) of a group's output."""
+    def _layout(self, root: Func) -> tuple[list[str], list[str], list[str], list[str]]:
+        """(innermost dim + small dims, other dims inside the strip, [strip dim], outer dims)
+        of a group's output: the dimensions after the second run around the strips, or
+        inside them for a group with deep strips."""
         names = [a.name for a in root.args()]
         box = self.analysis.region(root)
         small = [n for i, n in enumerate(names[2:], 2) if box[i].hi - box[i].lo + 1 <= SMALL_DIM]
         outer = [n for n in names[2:] if n not in small]
-        return [names[0], *small], [names[1]], outer
+        if id(root) in self.deep:
+            return [names[0], *small], outer, [names[1]], []
+        return [names[0], *small], [], [names[1]], outer
 
     def _tile_box(self, root: Func, strip: int, rows: int | None = None) -> tuple[Box, float]:
         """The region of the root one strip covers (in the middle of the image), and the
         number of strips; `rows` narrows the strip to its first rows."""
         box = self.analysis.region(root)
         names = [a.name for a in root.args()]
-        _, _, outer = self._layout(root)
+        outer = self._layout(root)[3]
         extent = box[1].hi - box[1].lo + 1
         n = math.ceil(extent / strip)
         y0 = box[1].lo + strip * (n // 2)
@@ -227,7 +245,7 @@ class AnalyticScheduler:
         return tile, tasks
 
     def _footprints(self, g: Group, strip: int, rows: int | None = None) -> tuple[dict[int, Box], float]:
-        key = (id(g.root), tuple(id(m) for m in g.members), strip, rows)
+        key = (id(g.root), id(g.root) in self.deep, tuple(id(m) for m in g.members), strip, rows)
         hit = self._footprint_memo.get(key)
         if hit is None:
             tile, tasks = self._tile_box(g.root, strip, rows)
@@ -283,7 +301,8 @@ class AnalyticScheduler:
         sliding: set[int] = set()
         for m in g.members:  # consumers first
             boxes = growth[id(m)]
-            ok = g.strip >= 4 and m.name() not in self.overrides.no_sliding
+            # a Func with updates is computed whole per strip (all its stages), never per row
+            ok = g.strip >= 4 and m.name() not in self.overrides.no_sliding and not m.has_update_definition()
             ok = ok and all(len(b) == len(boxes[0]) for b in boxes)
             if ok:
                 for a, b in itertools.pairwise(boxes):
@@ -311,7 +330,7 @@ class AnalyticScheduler:
         box = self.analysis.region(f)
         args = [a.name for a in f.args()]
         if len(args) >= 2:
-            inner, (y,), outer = self._layout(f)
+            inner, middle, (y,), outer = self._layout(f)
             extent = box[1].hi - box[1].lo + 1
             yi = _fresh_name(f"{y}i", args)
             g.yi = yi
@@ -319,7 +338,7 @@ class AnalyticScheduler:
                 out.append(Directive(name, 0, "split", (y, y, yi, g.strip)))
             else:
                 yi = g.yi = y
-            order = [*inner, yi] + ([y] if yi != y else []) + outer
+            order = [*inner, *middle, yi] + ([y] if yi != y else []) + outer
             current = [args[0], yi, *([y] if yi != y else []), *args[2:]]
             if order != current:
                 out.append(Directive(name, 0, "reorder", tuple(order)))
@@ -353,7 +372,7 @@ class AnalyticScheduler:
 
     def _member_directives(self, g: Group, m: Func) -> list[Directive]:
         args = [a.name for a in m.args()]
-        root, (y,) = g.root, self._layout(g.root)[1]
+        root, (y,) = g.root, self._layout(g.root)[2]
         out: list[Directive] = []
         if id(m) in g.sliding and g.yi != y:
             out.append(Directive(m.name(), 0, "store_at", (FuncRef(root.name()), y)))
@@ -390,6 +409,21 @@ class AnalyticScheduler:
         directives.sort(key=lambda d: (order[d.func], d.stage))
         inlined = [f.name() for f in self.pipeline.funcs if id(f) in self.inlined]
         return Plan(inlined, groups, directives)
+
+
+def _updates_fuse(f: Func) -> bool:
+    """Whether f may be computed inside a consumer's strips: no updates, or updates that
+    keep each pure Var in its own place (a histogram's `h[x, y, bin(r), c] += ...`), so
+    that computing a strip of f's pure region runs the updates of that strip only."""
+    names = [a.name for a in f.args()]
+    for d in f.updates():
+        for i, a in enumerate(d.args):
+            if isinstance(a, E.Variable) and a.kind == "var" and a.name != names[i]:
+                return False
+        used = {a.name for a in d.args if isinstance(a, E.Variable) and a.kind == "var"}
+        if not used:
+            return False  # a reduction of everything into a point: computed once, at root
+    return True
 
 
 def _reindexes(f: Func) -> bool:

@@ -36,6 +36,10 @@ def harris():
     return _fresh(apps.build_harris, [W, H], (3, H + 6, W + 6))
 
 
+def bilateral_grid():
+    return _fresh(apps.build_bilateral_grid, [W, H], (H, W))
+
+
 def column_sums():
     """A reduction: the sum of each column, then a pointwise output that reads it."""
     x, y = pw.Var("x"), pw.Var("y")
@@ -105,6 +109,7 @@ CASES = {
     "blur": (blur, [W, H], lambda rng: {"input": rng.integers(0, 4000, (H + 2, W + 2)).astype(np.uint16)}),
     "unsharp": (unsharp, [W, H, 3], lambda rng: {"input": rng.random((3, H, W), dtype=np.float32) * 0.9 + 0.1}),
     "harris": (harris, [W, H], lambda rng: {"input": rng.random((3, H + 6, W + 6), dtype=np.float32)}),
+    "bilateral_grid": (bilateral_grid, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
     "column_sums": (column_sums, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
     "two_outputs": (two_outputs, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
     "pyramid": (pyramid, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
@@ -267,3 +272,16 @@ def test_a_stencil_of_an_input_is_not_element_wise():
     pipeline, _, _ = blur()
     plan = analytic_schedule(pipeline).plan
     assert plan.inlined == [] and [m.name() for m in plan.groups[0].members] == ["blur_x"]
+
+
+def test_bilateral_grid_computes_the_histogram_in_the_blurs_strips_with_the_bins_inside():
+    """The histogram is needed whole along z (its update scatters into data-dependent bins),
+    so it fuses into blurx's strips only with z inside them, as the hand schedule has it."""
+    pipeline, _, _ = bilateral_grid()
+    plan = analytic_schedule(pipeline).plan
+    [group] = [g for g in plan.groups if g.root.name() == "blurx"]
+    assert sorted(m.name() for m in group.members) == ["blurz", "histogram"]
+    reorder = next(d for d in plan.directives if d.func == "blurx" and d.name == "reorder")
+    assert reorder.args.index("z") < reorder.args.index("y")
+    histogram = next(d for d in plan.directives if d.func == "histogram" and d.name.startswith("compute"))
+    assert histogram.name == "compute_at" and histogram.args[1] == "y"  # the whole strip, not per row
