@@ -59,6 +59,7 @@ TASK_COST = 5000.0
 # A fused producer may at most double its work through border recomputation.
 MAX_REDUNDANCY = 1.0
 STRIP_CANDIDATES = (2, 4, 8, 16, 32, 64, 128, 256)
+WIDTH_CANDIDATES = (64, 128, 256, 512, 1024)  # columns of a 2-D tile
 TRIAL_STRIP = 16
 SMALL_DIM = 4  # dimensions this small (colour channels) run inside the strip
 
@@ -70,6 +71,7 @@ class Overrides:
     inline: dict[str, bool] = field(default_factory=dict)  # per pure Func: inline or not
     keep_root: frozenset[str] = frozenset()  # Funcs never fused into a consumer's strips
     strips: dict[str, int] = field(default_factory=dict)  # rows per strip, per group output
+    widths: dict[str, int] = field(default_factory=dict)  # columns per tile (0: the whole width)
     no_sliding: frozenset[str] = frozenset()  # members computed per strip, not per row
     lanes_scale: dict[str, float] = field(default_factory=dict)  # times the natural vector width
     serial: frozenset[str] = frozenset()  # group outputs whose strips run on one thread
@@ -84,6 +86,7 @@ class Group:
     members: list[Func] = field(default_factory=list)  # consumers before producers
     sliding: set[int] = field(default_factory=set)
     strip: int = 0
+    width: int = 0  # columns per tile; 0: strips span the whole width
     yi: str = ""
 
 
@@ -224,9 +227,10 @@ class AnalyticScheduler:
             return [names[0], *small], outer, [names[1]], []
         return [names[0], *small], [], [names[1]], outer
 
-    def _tile_box(self, root: Func, strip: int, rows: int | None = None) -> tuple[Box, float]:
-        """The region of the root one strip covers (in the middle of the image), and the
-        number of strips; `rows` narrows the strip to its first rows."""
+    def _tile_box(self, root: Func, strip: int, rows: int | None = None, width: int = 0) -> tuple[Box, float]:
+        """The region of the root one tile covers (in the middle of the image), and the
+        number of tiles; `rows` narrows the tile to its first rows, `width` (if not 0) to
+        that many columns."""
         box = self.analysis.region(root)
         names = [a.name for a in root.args()]
         outer = self._layout(root)[3]
@@ -237,6 +241,12 @@ class AnalyticScheduler:
         tile = list(box)
         tile[1] = Interval(y0, min(box[1].hi, y0 + (rows or strip) - 1))
         tasks = float(n)
+        columns = box[0].hi - box[0].lo + 1
+        if 0 < width < columns:
+            x0 = box[0].lo + width * (math.ceil(columns / width) // 2)
+            x0 = min(x0, box[0].hi - width + 1)
+            tile[0] = Interval(x0, x0 + width - 1)
+            tasks *= math.ceil(columns / width)
         for i, name in enumerate(names):
             if name in outer:
                 mid = (box[i].lo + box[i].hi) // 2
@@ -244,11 +254,14 @@ class AnalyticScheduler:
                 tasks *= box[i].hi - box[i].lo + 1
         return tile, tasks
 
-    def _footprints(self, g: Group, strip: int, rows: int | None = None) -> tuple[dict[int, Box], float]:
-        key = (id(g.root), id(g.root) in self.deep, tuple(id(m) for m in g.members), strip, rows)
+    def _footprints(
+        self, g: Group, strip: int, rows: int | None = None, width: int = 0
+    ) -> tuple[dict[int, Box], float]:
+        """The region of each member one tile needs, and the number of tiles."""
+        key = (id(g.root), id(g.root) in self.deep, tuple(id(m) for m in g.members), strip, rows, width)
         hit = self._footprint_memo.get(key)
         if hit is None:
-            tile, tasks = self._tile_box(g.root, strip, rows)
+            tile, tasks = self._tile_box(g.root, strip, rows, width)
             if g.members:  # through inlined Funcs too: they may lead to members
                 members = {id(m) for m in g.members} | set(self.inlined)
                 regions = self.analysis.propagate({id(g.root): tile}, members)
@@ -267,26 +280,36 @@ class AnalyticScheduler:
         regions, tasks = self._footprints(g, strip)
         return volume(regions.get(id(f), [])) * tasks
 
-    def _choose_strip(self, g: Group) -> int:
-        """Rows per strip: the fastest by the cost model among the heights whose working set
-        (the members' footprints) fits in the L2 cache; the smallest if none fits."""
+    def _choose_tile(self, g: Group, two_d: bool = True) -> tuple[int, int]:
+        """(rows, columns) per tile: the fastest by the cost model among the full-width
+        strips whose working set (the members' footprints) fits in the L2 cache; if none
+        does, among tiles narrowed to fewer columns (2-D tiles); the smallest if none fits."""
         box = self.analysis.region(g.root)
         extent = int(box[1].hi - box[1].lo + 1)
+        columns = int(box[0].hi - box[0].lo + 1)
+        lanes = max(1, self._lanes(g.root, columns))
+        widths = [0] + [w for w in WIDTH_CANDIDATES if two_d and w % lanes == 0 and 2 * w <= columns]
         candidates = [s for s in STRIP_CANDIDATES if s <= extent] or [max(1, extent)]
         scored = []
-        for s in candidates:
-            regions, tasks = self._footprints(g, s)
-            work = sum(self.cost[id(m)] * volume(regions.get(id(m), [])) for m in [g.root, *g.members]) * tasks
-            # Dynamic scheduling: the cores share the work, the last task may run alone.
-            time = work / self.machine.cores + work / tasks + TASK_COST * tasks / self.machine.cores
-            ws = sum(bytes_per_point(m) * volume(regions.get(id(m), [])) for m in g.members)
-            scored.append((s, time, ws))
-        fitting = [c for c in scored if c[2] <= self.machine.l2_bytes] or scored[:1]
-        best, best_time = fitting[0][0], fitting[0][1]
-        for s, time, _ in fitting[1:]:
-            if time < best_time * 0.999:
-                best, best_time = s, time
-        return best
+        for width in widths:
+            x_tiles = math.ceil(columns / width) if width else 1
+            for s in candidates:
+                regions, tiles = self._footprints(g, s, None, width)
+                work = sum(self.cost[id(m)] * volume(regions.get(id(m), [])) for m in [g.root, *g.members]) * tiles
+                tasks = tiles / x_tiles  # the strips run in parallel, the tiles of a strip in turn
+                # Dynamic scheduling: the cores share the work, the last task may run alone.
+                time = work / self.machine.cores + work / tasks + TASK_COST * tasks / self.machine.cores
+                ws = sum(bytes_per_point(m) * volume(regions.get(id(m), [])) for m in g.members)
+                scored.append((s, width, time, ws))
+        full = [c for c in scored if c[1] == 0 and c[3] <= self.machine.l2_bytes]
+        fitting = full or [c for c in scored if c[3] <= self.machine.l2_bytes]
+        if not fitting:
+            return min(scored, key=lambda c: (c[3], c[2]))[:2]
+        best = fitting[0]
+        for c in fitting[1:]:
+            if c[2] < best[2] * 0.999:
+                best = c
+        return best[0], best[1]
 
     def _sliding_members(self, g: Group) -> set[int]:
         """Members whose footprint advances exactly one row per row of the output (and whose
@@ -295,7 +318,7 @@ class AnalyticScheduler:
             return set()
         growth: dict[int, list[Box]] = {}
         for rows in (1, 2, 3, 4):
-            regions, _ = self._footprints(g, g.strip, rows)
+            regions, _ = self._footprints(g, g.strip, rows, g.width)
             for m in g.members:
                 growth.setdefault(id(m), []).append(regions.get(id(m), []))
         sliding: set[int] = set()
@@ -338,13 +361,25 @@ class AnalyticScheduler:
                 out.append(Directive(name, 0, "split", (y, y, yi, g.strip)))
             else:
                 yi = g.yi = y
-            order = [*inner, *middle, yi] + ([y] if yi != y else []) + outer
-            current = [args[0], yi, *([y] if yi != y else []), *args[2:]]
+            x = args[0]
+            columns = box[0].hi - box[0].lo + 1
+            if 0 < g.width < columns:  # a 2-D tile: its columns inside, the tiles of a strip around yi
+                xi = _fresh_name(f"{x}i", [*args, yi])
+                out.append(Directive(name, 0, "split", (x, x, xi, g.width)))
+                rows = [yi, x, y] if yi != y else [y, x]
+                order = [xi, *inner[1:], *middle, *rows, *outer]
+                current = [xi, x, yi, *([y] if yi != y else []), *args[2:]]
+                columns = g.width
+            else:
+                g.width = 0
+                xi = x
+                order = [*inner, *middle, yi] + ([y] if yi != y else []) + outer
+                current = [x, yi, *([y] if yi != y else []), *args[2:]]
             if order != current:
                 out.append(Directive(name, 0, "reorder", tuple(order)))
-            lanes = self._lanes(f, box[0].hi - box[0].lo + 1)
+            lanes = self._lanes(f, columns)
             if lanes:
-                out.append(Directive(name, 0, "vectorize", (args[0], lanes)))
+                out.append(Directive(name, 0, "vectorize", (xi, lanes)))
             if name in self.overrides.unroll:
                 for small in inner[1:]:
                     i = args.index(small)
@@ -373,12 +408,13 @@ class AnalyticScheduler:
     def _member_directives(self, g: Group, m: Func) -> list[Directive]:
         args = [a.name for a in m.args()]
         root, (y,) = g.root, self._layout(g.root)[2]
+        tile = root.args()[0].name if g.width else y  # the loop over tiles (strips, or columns of a strip)
         out: list[Directive] = []
         if id(m) in g.sliding and g.yi != y:
-            out.append(Directive(m.name(), 0, "store_at", (FuncRef(root.name()), y)))
+            out.append(Directive(m.name(), 0, "store_at", (FuncRef(root.name()), tile)))
             out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), g.yi)))
         else:
-            out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), y)))
+            out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), tile)))
         box = self.analysis.region(m)
         lanes = self._lanes(m, min(box[0].hi - box[0].lo + 1, self._member_width(g, m)))
         if lanes:
@@ -386,7 +422,7 @@ class AnalyticScheduler:
         return out
 
     def _member_width(self, g: Group, m: Func) -> float:
-        regions, _ = self._footprints(g, g.strip, 1)
+        regions, _ = self._footprints(g, g.strip, 1, g.width)
         box = regions.get(id(m))
         return box[0].hi - box[0].lo + 1 if box else 0
 
@@ -395,12 +431,16 @@ class AnalyticScheduler:
         groups = self._group()
         directives: list[Directive] = []
         for g in groups:
-            forced = self.overrides.strips.get(g.root.name())
-            if g.root.dimensions() >= 2 and not g.root.has_update_definition():
-                g.strip = forced or self._choose_strip(g)
-                g.sliding = self._sliding_members(g)
+            if g.root.dimensions() >= 2:
+                g.strip, g.width = self._choose_tile(g, not g.root.has_update_definition())
+                g.strip = self.overrides.strips.get(g.root.name(), g.strip)
+                g.width = self.overrides.widths.get(g.root.name(), g.width)
+                if g.root.has_update_definition():
+                    g.width = 0  # the loops of its updates are not tiled
+                else:
+                    g.sliding = self._sliding_members(g)
             else:
-                g.strip = (forced or self._choose_strip(g)) if g.root.dimensions() >= 2 else 1
+                g.strip = 1
             directives += self._root_directives(g)
             for m in g.members:
                 directives += self._member_directives(g, m)

@@ -2,12 +2,13 @@
 
 Each candidate is the analytic scheduler run with some of its decisions forced
 (`Overrides`): a Func inlined or not, kept out of its consumer's strips, a strip height,
-a member computed per strip instead of sliding per row, a vector width, strips serial
-instead of parallel, channel loops unrolled. The schedule the pipeline came with (a hand
-schedule) competes too, at the start and once more against the search's winner at the
-end. A (1+1) evolutionary search mutates the best configuration so far one or two decisions at a time,
-compiles the candidate (compiled code is cached by schedule), checks its output against
-the reference evaluator on a crop, times it and keeps it if it is faster. The candidates
+a tile width (2-D tiles, or strips of the whole width), a member computed per strip
+instead of sliding per row, a vector width, strips serial instead of parallel, channel
+loops unrolled. The schedule the pipeline came with (a hand schedule) competes too, at
+the start and once more against the search's winner at the end. A (1+1) evolutionary
+search mutates the best configuration so far one or two decisions at a time, compiles
+the candidate (compiled code is cached by schedule), checks its output against the
+reference evaluator on a crop, times it and keeps it if it is faster. The candidates
 proposed follow from the seed (which of them win depends on the measured times).
 """
 
@@ -168,7 +169,7 @@ class Tuner:
         if members:
             choices.append("sliding")
         if roots:
-            choices.append("parallel")
+            choices += ["parallel", "width"]
         with_channels = [g for g in roots if len(g.root.args()) > 2]
         if with_channels:
             choices.append("unroll")
@@ -184,6 +185,10 @@ class Tuner:
             g = self.rng.choice(roots)
             strip = max(1, min(1024, int(g.strip * self.rng.choice((0.25, 0.5, 2, 4)))))
             return replace(overrides, strips={**overrides.strips, g.root.name(): strip})
+        if kind == "width":
+            g = self.rng.choice(roots)
+            width = self.rng.choice([w for w in (0, 64, 128, 256, 512) if w != g.width])
+            return replace(overrides, widths={**overrides.widths, g.root.name(): width})
         if kind == "parallel":
             name = self.rng.choice(roots).root.name()
             return replace(overrides, serial=overrides.serial ^ {name})

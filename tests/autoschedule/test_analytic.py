@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pixelweave.engine.autoschedule import analytic_schedule, auto_schedule
+from pixelweave.engine.autoschedule.directives import Directive, FuncRef, apply_directives, clear_schedules
 from pixelweave.engine.autoschedule.machine import Machine, cache_sizes, host_machine
 from pixelweave.engine.stmt import ForType
 
@@ -285,3 +286,22 @@ def test_bilateral_grid_computes_the_histogram_in_the_blurs_strips_with_the_bins
     assert reorder.args.index("z") < reorder.args.index("y")
     histogram = next(d for d in plan.directives if d.func == "histogram" and d.name.startswith("compute"))
     assert histogram.name == "compute_at" and histogram.args[1] == "y"  # the whole strip, not per row
+
+
+def test_rows_too_wide_for_the_cache_give_2d_tiles_that_compute_the_reference(rng):
+    """With a 2 KiB L2 even two full rows of blur_x do not fit: the strips are cut into
+    tiles of fewer columns, blur_x slides down each tile's column, and the result is right."""
+    tiny = Machine(2, 1024, 2 * 1024, 2 * 1024, 512)
+    pipeline, out, handles = _fresh(apps.build_blur, [512, 64], (66, 514))
+    plan = analytic_schedule(pipeline, tiny).plan
+    (group,) = plan.groups
+    assert 0 < group.width < 512
+    assert Directive("blur_y", 0, "split", ("x", "x", "xi", group.width)) in plan.directives
+    assert Directive("blur_x", 0, "store_at", (FuncRef("blur_y"), "x")) in plan.directives  # per tile column
+    big = analytic_schedule(_fresh(apps.build_blur, [512, 64], (66, 514))[0]).plan
+    assert big.groups[0].width == 0  # the machine's own L2 holds full-width strips
+    clear_schedules(pipeline)
+    apply_directives(pipeline, plan.directives)
+    image = rng.integers(0, 4000, (66, 514)).astype(np.uint16)
+    np.testing.assert_array_equal(pipeline.realize([512, 64], {"input": image}),
+                                  pipeline.realize_reference([512, 64], {"input": image}))  # fmt: skip
