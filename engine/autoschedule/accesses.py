@@ -63,13 +63,15 @@ def direct_access(call: E.Call) -> Access:
 
 def composed_access(call: E.Call, caller_vars: list[str], caller_access: Access) -> Access:
     """The coordinates of a call made inside an inlined caller, in the Vars of the stage the
-    caller is inlined into (the caller being read there at caller_access)."""
+    caller is inlined into (the caller being read there at caller_access); a coordinate
+    that is not affine there is opaque, distinct from every other."""
     at = dict(zip(caller_vars, caller_access, strict=True))
-    out = []
+    out: list = []
     for a in call.args:
         form = affine(a)
         if form is None or any(k and (k not in at or _opaque(at[k])) for k in form):
-            return ("opaque", call.key(), caller_access)
+            out.append(("opaque", a.key(), caller_access))
+            continue
         total: dict[str, int] = {"": form.get("", 0)}
         for k, coeff in form.items():
             if not k:

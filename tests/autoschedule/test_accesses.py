@@ -54,3 +54,25 @@ def test_element_wise_funcs():
     assert translation_calls(f["a"]) == 1  # reads input at its own point (twice, the same point)
     assert translation_calls(f["out"]) == 2
     assert translation_calls(f["s"]) is None  # a stencil of a
+
+
+def test_a_read_through_a_data_dependent_read_stays_distinct_and_per_dimension():
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.UInt(8), 2, "input")
+    lut, mapped, shifted, out = pw.Func("lut"), pw.Func("mapped"), pw.Func("shifted"), pw.Func("out")
+    lut[x, y] = x + y
+    mapped[x, y] = lut[pw.cast(pw.Int(32), inp[x, y]), y]  # a data-dependent coordinate
+    shifted[x, y] = mapped[x + 1, y] + mapped[x, y]
+    out[x, y] = shifted[x, y]
+    out.set_estimates([(0, 16), (0, 8)])
+    inp.set_estimates([(0, 17), (0, 8)])
+    p = pw.Pipeline(out)
+    analysis = PipelineAnalysis(p, parameter_scope(p), output_boxes(p))
+    f = {g.name(): g for g in p.funcs}
+    inlined = {id(f["shifted"]), id(f["mapped"])}
+    known = {}
+    for name in ("shifted", "mapped", "lut"):
+        known[id(f[name])] = stage_accesses(f[name], analysis.sites[id(f[name])], lambda c: id(c) in inlined, known)
+    [(stage, _, points)] = known[id(f["lut"])].values()
+    assert stage is f["out"] and len(points) == 2  # two reads at data-dependent x, not merged
+    assert all(len(p) == 2 for p in points)  # one coordinate per dimension of lut
