@@ -17,6 +17,7 @@ from pixelweave.engine.ir.func import Definition, Func
 # An affine coordinate: ((var, coefficient), ...) sorted, and the constant; or an opaque key.
 Affine = tuple[tuple[tuple[str, int], ...], int]
 Access = tuple  # one coordinate (Affine or ("opaque", key)) per dimension of the Func read
+MAX_TRACKED = 256  # distinct points followed per stage (deep pyramids multiply them)
 StageAccesses = dict[tuple[int, int], tuple[Func, Definition, set[Access]]]  # (stage, definition) ->
 
 
@@ -108,6 +109,8 @@ def stage_accesses(
         for key, (stage, definition, accesses) in known.get(id(c), {}).items():
             target = result.setdefault(key, (stage, definition, set()))[2]
             for acc in accesses:
+                if len(target) >= MAX_TRACKED:
+                    break  # read this often, it is computed, not inlined, whatever the exact count
                 target.add(composed_access(s.call, caller_vars, acc))
     return result
 

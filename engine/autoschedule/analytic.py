@@ -52,6 +52,9 @@ from pixelweave.engine.pipeline import Pipeline
 INLINE_EXTRA_OPS = 8.0
 # A Func that only re-indexes another (a boundary condition) is inlined for up to this many reads.
 REINDEX_MAX_READS = 16.0
+# Element-wise Funcs with at most this much arithmetic are candidates for inlining into stencils
+# (more, and chains of them inlined into deep pipelines make expressions that lower very slowly).
+ELEMENTWISE_MAX_OPS = 2.0
 # Moving a byte to or from memory, in units of one arithmetic operation.
 BYTE_COST = 4.0
 # Scheduling overhead of one parallel task, in operations.
@@ -144,7 +147,7 @@ class AnalyticScheduler:
             cost = func_cost(f, {})
             cheap = cost * (ratio - 1) <= INLINE_EXTRA_OPS or (_reindexes(f) and ratio <= REINDEX_MAX_READS)
             loads = translation_calls(f)
-            if loads is not None and not cheap:
+            if loads is not None and not cheap and cost - loads <= ELEMENTWISE_MAX_OPS:
                 # Inlining an element-wise Func moves its reads to its producers (the same
                 # number of loads per read, plus one per extra producer) and repeats its
                 # arithmetic; it saves writing its buffer and reading it back.
@@ -290,8 +293,10 @@ class AnalyticScheduler:
         lanes = max(1, self._lanes(g.root, columns))
         widths = [0] + [w for w in WIDTH_CANDIDATES if two_d and w % lanes == 0 and 2 * w <= columns]
         candidates = [s for s in STRIP_CANDIDATES if s <= extent] or [max(1, extent)]
-        scored = []
+        scored: list[tuple[int, int, float, float]] = []
         for width in widths:
+            if width and any(c[3] <= self.machine.l2_bytes for c in scored):
+                break  # a full-width strip fits: narrower tiles are not considered
             x_tiles = math.ceil(columns / width) if width else 1
             for s in candidates:
                 regions, tiles = self._footprints(g, s, None, width)
