@@ -4,9 +4,9 @@ Jobs are submitted to a *lane* ("preview", "analysis", "benchmark", ...): a new 
 lane cancels the lane's older jobs, so a burst of edits only ever computes the newest state.
 Lanes run on worker threads of their own where waiting would hurt: previews never queue
 behind an inspection or a benchmark, and neither printing a long statement nor compiling
-the fused pipeline holds up anything else (LANE_THREADS); the other lanes share one
-background thread, in submission order. (The engine serializes what must be: linking into
-the JIT; LLVM compiles in private contexts.)
+the fused pipeline nor a minute of schedule tuning holds up anything else (LANE_THREADS);
+the other lanes share one background thread, in submission order. (The engine serializes
+what must be: linking into the JIT; LLVM compiles in private contexts.)
 Cancelling sets the job's token; work checks it between steps (`token.check()`), and the
 result of a cancelled job is dropped.
 Results, errors and progress reach the GUI thread through a queued Qt signal.
@@ -27,7 +27,7 @@ from PySide6 import QtCore
 Progress = Callable[[int, int, str], None]
 
 # lane -> its worker thread; the other lanes share "background"
-LANE_THREADS = {"preview": "preview", "statement": "statement", "fused": "fused"}
+LANE_THREADS = {"preview": "preview", "statement": "statement", "fused": "fused", "autoschedule": "autoschedule"}
 
 
 def thread_of(lane: str) -> str:

@@ -42,6 +42,7 @@ DRAG_PREVIEW_SCALE = 4
 OUT_OF_DATE = "(out of date)"
 INSPECTOR_OUT_OF_DATE = "Inspector (out of date — updating…)"
 MAX_RECENT = 8
+AUTOSCHEDULE_LANE = "autoschedule"  # its own worker thread (jobs.LANE_THREADS): tuning takes minutes
 DEFAULT_SIZE = QtCore.QSize(1600, 1000)
 
 # "save", "discard" or "cancel"
@@ -58,6 +59,14 @@ def ask_about_unsaved(parent: QtWidgets.QWidget, name: str) -> str:
         buttons.Save,
     )
     return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
+
+
+def _structure(doc: Document) -> dict:
+    """What an automatic schedule was chosen for: the document without node positions."""
+    data = doc.to_json()
+    for node in data.get("nodes", []):
+        node.pop("position", None)
+    return data
 
 
 def _copy(doc: Document) -> Document:
@@ -234,6 +243,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.properties.rename_requested.connect(self._on_rename)
         self.schedule.schedule_edited.connect(self._on_schedule_edited)
         self.schedule.preset_requested.connect(self._on_preset)
+        self.schedule.auto.requested.connect(self.auto_schedule)
+        self.schedule.auto.cancel_requested.connect(lambda: self.jobs.cancel(AUTOSCHEDULE_LANE))
         self.loop_nest.node_clicked.connect(lambda node_id: self.canvas.select([node_id]))
         self.loop_nest.mode_button.toggled.connect(lambda on: on and self._start_analysis())
         self.benchmark.restore_requested.connect(self._on_restore)
@@ -380,6 +391,57 @@ class MainWindow(QtWidgets.QMainWindow):
             self.schedule.set_problem(f"preset {preset}: {error}")
 
         self.jobs.submit("preset", work, done=lambda s: self._on_schedule_edited(node_id, s), failed=failed)
+
+    def auto_schedule(self, node_id: str, method: str, budget_s: float) -> None:
+        """Chooses a schedule automatically for the whole pipeline ("") or one node, off the GUI
+        thread (the tuner's best time plotted as it goes), and applies it as one undoable edit."""
+        from pixelweave.nodes.autoschedule import ScheduleChange, auto_schedule_change
+
+        doc = _copy(self.session.document)
+        structure = _structure(doc)
+        trace: list[tuple[float, float]] = []  # (seconds since start, best seconds): written by the worker
+        start = time.perf_counter()
+        panel = self.schedule.auto
+
+        def work(token: Any, progress: Any) -> ScheduleChange:
+            options: dict[str, Any] = {}
+            if method == "tune":
+
+                def tuned(best: float, tried: int) -> None:
+                    trace.append((time.perf_counter() - start, best))
+                    progress(tried, 0, "")
+
+                options = {"budget_s": budget_s, "progress": tuned, "should_stop": lambda: token.cancelled}
+            return auto_schedule_change(doc, node_id or None, method, **options)
+
+        def on_progress(_tried: int, _total: int, _text: str) -> None:
+            for seconds, best in trace[len(panel.points()) :]:
+                panel.add_point(seconds, best)
+
+        def done(change: ScheduleChange) -> None:
+            on_progress(0, 0, "")
+            if _structure(self.session.document) != structure:
+                panel.show_failure("The document changed while scheduling; run Auto-schedule again")
+                return
+            what = f"`{node_id}`" if node_id else "the pipeline"
+            summary = f"{change.result.method} schedule of {what} chosen in {change.result.search_seconds:.2f} s"
+            if change.seconds_before is not None and change.seconds_after is not None:
+                summary += (
+                    f"; {change.seconds_before * 1e3:.2f} ms (analytic) -> {change.seconds_after * 1e3:.2f} ms "
+                    f"after {change.result.tuning.tried} candidates"
+                )
+            if change.schedules:
+                self.session.apply(f"Auto-schedule {node_id or 'pipeline'}", change.apply_to)
+            else:
+                summary += "; it is the schedule the document already has"
+            panel.show_change(summary, change.directives_diff, change.loop_nest_diff)
+            self.report("info", summary)
+
+        def failed(error: BaseException, _trace: str) -> None:
+            panel.show_failure(f"Auto-schedule: {error}")
+            self.report("error", f"auto-schedule: {error}")
+
+        self.jobs.submit(AUTOSCHEDULE_LANE, work, done=done, failed=failed, progress=on_progress)
 
     def _on_restore(self, data: dict) -> None:
         try:

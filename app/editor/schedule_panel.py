@@ -1,5 +1,6 @@
 """The schedule editor of the selected node: controls for each directive, the list of the
-chosen Func's directives (remove, move), presets and a raw Halide-style text field.
+chosen Func's directives (remove, move), presets and a raw Halide-style text field; below
+them the automatic scheduler (autoschedule_panel).
 
 It edits plain data (the node's schedule dict) and emits the whole new schedule; parsing,
 formatting and static checks live in nodes (schedule_text, schedule_spec), the engine's
@@ -10,6 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pixelweave.app.editor.autoschedule_panel import AutoSchedulePanel
 from pixelweave.nodes.schedule_presets import PRESETS
 from pixelweave.nodes.schedule_spec import TAILS, check_schedule, parse_key
 from pixelweave.nodes.schedule_text import (
@@ -80,7 +82,15 @@ class SchedulePanel(QtWidgets.QWidget):
         controls.setWidget(self._controls_page())
         tabs.addTab(controls, "Controls")
         tabs.addTab(self._text_page(), "Text")
+        # the automatic scheduler: usable for the whole pipeline even when no node is selected
+        self.auto = AutoSchedulePanel()
+        auto_page = QtWidgets.QScrollArea()
+        auto_page.setWidgetResizable(True)
+        auto_page.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        auto_page.setWidget(self.auto)
+        tabs.addTab(auto_page, "Auto-schedule")
         self.tabs = tabs
+        self.node_pages = [controls, tabs.widget(1)]  # what needs a selected node
 
         head = QtWidgets.QHBoxLayout()
         head.addWidget(self.title, 1)
@@ -234,6 +244,7 @@ class SchedulePanel(QtWidgets.QWidget):
         self.schedule = copy.deepcopy(schedule)
         self.levels = {key: [(ref, list(loops)) for ref, loops in pairs] for key, pairs in levels.items()}
         self.title.setText(f"Schedule of `{node_id}`")
+        self.auto.set_node(node_id)
         keys = list(self.funcs) + [k for k in self.schedule if k not in self.funcs]
         self.func_combo.blockSignals(True)
         self.func_combo.clear()
@@ -252,6 +263,7 @@ class SchedulePanel(QtWidgets.QWidget):
         """No node selected: every control disabled."""
         self.node_id, self.funcs, self.schedule, self.levels = None, {}, {}, {}
         self.title.setText("No node selected")
+        self.auto.set_node(None)
         self.func_combo.clear()
         self.directive_list.clear()
         self.text_edit.setPlainText("")
@@ -268,7 +280,7 @@ class SchedulePanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ helpers
     def _set_enabled(self, on: bool) -> None:
-        for w in self.tabs, self.func_combo:
+        for w in *self.node_pages, self.func_combo:
             w.setEnabled(on)
 
     def _directives(self) -> list[list[Any]]:

@@ -4,9 +4,13 @@ After Sioutas et al., "Schedule Synthesis for Halide Pipelines through Reuse Ana
 (TACO 2019), in four steps:
 
 1. Inline the Funcs whose recomputation costs less than storing them: a Func read once
-   per point, or so cheap that recomputing it for every reader is nearly free (boundary
-   conditions, pointwise arithmetic).
-2. Group the remaining Funcs greedily, consumers first: a producer joins the group of its
+   per point (reads of one point from several inlined consumers count once: the code
+   generator shares equal subexpressions, see accesses.py), a Func so cheap that
+   recomputing it for every reader is nearly free (boundary conditions), and an
+   element-wise Func whose repeated arithmetic and extra loads cost less than writing its
+   buffer and reading it back (as Mullapudi et al. inline element-wise stages).
+2. Group the remaining Funcs greedily, consumers first: a producer (with updates too, if
+   they keep its pure Vars in place, as a histogram's do) joins the group of its
    consumers when all its consumers are in one group and the memory traffic saved by
    keeping it in cache (its whole buffer written and read back) outweighs the recomputation
    at tile borders, estimated from the footprint (by interval analysis) of a tile of the
@@ -27,6 +31,7 @@ import math
 from dataclasses import dataclass, field
 
 from pixelweave.engine.analysis.interval import Interval
+from pixelweave.engine.autoschedule.accesses import StageAccesses, stage_accesses, translation_calls
 from pixelweave.engine.autoschedule.analysis import (
     Box,
     PipelineAnalysis,
@@ -47,6 +52,9 @@ from pixelweave.engine.pipeline import Pipeline
 INLINE_EXTRA_OPS = 8.0
 # A Func that only re-indexes another (a boundary condition) is inlined for up to this many reads.
 REINDEX_MAX_READS = 16.0
+# Element-wise Funcs with at most this much arithmetic are candidates for inlining into stencils
+# (more, and chains of them inlined into deep pipelines make expressions that lower very slowly).
+ELEMENTWISE_MAX_OPS = 2.0
 # Moving a byte to or from memory, in units of one arithmetic operation.
 BYTE_COST = 4.0
 # Scheduling overhead of one parallel task, in operations.
@@ -54,6 +62,7 @@ TASK_COST = 5000.0
 # A fused producer may at most double its work through border recomputation.
 MAX_REDUNDANCY = 1.0
 STRIP_CANDIDATES = (2, 4, 8, 16, 32, 64, 128, 256)
+WIDTH_CANDIDATES = (64, 128, 256, 512, 1024)  # columns of a 2-D tile
 TRIAL_STRIP = 16
 SMALL_DIM = 4  # dimensions this small (colour channels) run inside the strip
 
@@ -65,6 +74,7 @@ class Overrides:
     inline: dict[str, bool] = field(default_factory=dict)  # per pure Func: inline or not
     keep_root: frozenset[str] = frozenset()  # Funcs never fused into a consumer's strips
     strips: dict[str, int] = field(default_factory=dict)  # rows per strip, per group output
+    widths: dict[str, int] = field(default_factory=dict)  # columns per tile (0: the whole width)
     no_sliding: frozenset[str] = frozenset()  # members computed per strip, not per row
     lanes_scale: dict[str, float] = field(default_factory=dict)  # times the natural vector width
     serial: frozenset[str] = frozenset()  # group outputs whose strips run on one thread
@@ -79,6 +89,7 @@ class Group:
     members: list[Func] = field(default_factory=list)  # consumers before producers
     sliding: set[int] = field(default_factory=set)
     strip: int = 0
+    width: int = 0  # columns per tile; 0: strips span the whole width
     yi: str = ""
 
 
@@ -117,31 +128,33 @@ class AnalyticScheduler:
         self.cost: dict[int, float] = {}
         self.group_of: dict[int, Group] = {}
         self._footprint_memo: dict[tuple, tuple[dict[int, Box], float]] = {}
+        self.deep: set[int] = set()  # group outputs whose outer dimensions run inside the strips
 
     # ------------------------------------------------------------------ 1. inlining
     def _choose_inlining(self) -> None:
-        evals: dict[int, float] = {}  # evaluations per point of a Func's region
+        known: dict[int, StageAccesses] = {}  # per Func: the points of it each computed stage reads
         for f in reversed(self.pipeline.funcs):
             if self.analysis.is_output(f) or f.has_update_definition() or not self.analysis.sites[id(f)]:
-                evals[id(f)] = 1.0
                 continue
+            accesses = stage_accesses(f, self.analysis.sites[id(f)], lambda c: id(c) in self.inlined, known)
+            known[id(f)] = accesses
             own = self.analysis.points(f)
-            total, seen = 0.0, set()
-            for s in self.analysis.sites[id(f)]:
-                key = (id(s.definition), s.call.key())
-                if key in seen:
-                    continue
-                seen.add(key)
-                region = self.analysis.regions.get(id(s.consumer), [])
-                total += evals[id(s.consumer)] * self.analysis.iteration_points(s.consumer, s.definition, region)
+            total = sum(
+                len(points) * self.analysis.iteration_points(stage, d, self.analysis.regions.get(id(stage), []))
+                for stage, d, points in accesses.values()
+            )
             ratio = total / own if own > 0 else 1.0
             cost = func_cost(f, {})
             cheap = cost * (ratio - 1) <= INLINE_EXTRA_OPS or (_reindexes(f) and ratio <= REINDEX_MAX_READS)
+            loads = translation_calls(f)
+            if loads is not None and not cheap and cost - loads <= ELEMENTWISE_MAX_OPS:
+                # Inlining an element-wise Func moves its reads to its producers (the same
+                # number of loads per read, plus one per extra producer) and repeats its
+                # arithmetic; it saves writing its buffer and reading it back.
+                extra = (ratio - 1) * (cost - loads) + ratio * (loads - 1)
+                cheap = extra <= 2 * BYTE_COST * bytes_per_point(f)
             if self.overrides.inline.get(f.name(), ratio <= 1.05 or cheap):
                 self.inlined.add(id(f))
-                evals[id(f)] = ratio
-            else:
-                evals[id(f)] = 1.0
         inlined_cost: dict[int, float] = {}
         for f in self.pipeline.funcs:
             c = func_cost(f, inlined_cost)
@@ -171,7 +184,7 @@ class AnalyticScheduler:
         return groups
 
     def _try_join(self, f: Func) -> Group | None:
-        if self.analysis.is_output(f) or f.has_update_definition() or f.name() in self.overrides.keep_root:
+        if self.analysis.is_output(f) or f.name() in self.overrides.keep_root or not _updates_fuse(f):
             return None
         consumers = self.stage_consumers(f)
         targets = {id(self.group_of[id(c)]) for c in consumers}
@@ -180,33 +193,50 @@ class AnalyticScheduler:
         g = self.group_of[id(consumers[0])]
         if g.root.has_update_definition() or g.root.dimensions() < 2:
             return None
+        if not self._fuses(g, f):
+            if id(g.root) in self.deep or not self._layout(g.root)[2]:
+                return None
+            # A producer needed whole along the root's outer dimensions (a histogram's bins)
+            # fuses if those dimensions run inside the strips instead of around them.
+            self.deep.add(id(g.root))
+            if not self._fuses(g, f):
+                self.deep.discard(id(g.root))
+                return None
+        g.members.append(f)
+        self.group_of[id(f)] = g
+        return g
+
+    def _fuses(self, g: Group, f: Func) -> bool:
+        """Whether computing f in g's strips saves more memory traffic than its recomputation
+        at the strips' borders costs."""
         trial = Group(g.root, [*g.members, f])
         work = self._member_work(trial, f, self._trial_strip(g.root))
         points = self.analysis.points(f)
         redundancy = work / points - 1 if points > 0 else 0.0
         saved = 2 * BYTE_COST * bytes_per_point(f) * points
         lost = redundancy * points * self.cost[id(f)]
-        if redundancy > MAX_REDUNDANCY or lost >= saved:
-            return None
-        g.members.append(f)
-        self.group_of[id(f)] = g
-        return g
+        return redundancy <= MAX_REDUNDANCY and lost < saved
 
     # ------------------------------------------------------------------ 3. strips
-    def _layout(self, root: Func) -> tuple[list[str], list[str], list[str]]:
-        """(innermost dim + small dims, [strip dim], outer dims) of a group's output."""
+    def _layout(self, root: Func) -> tuple[list[str], list[str], list[str], list[str]]:
+        """(innermost dim + small dims, other dims inside the strip, [strip dim], outer dims)
+        of a group's output: the dimensions after the second run around the strips, or
+        inside them for a group with deep strips."""
         names = [a.name for a in root.args()]
         box = self.analysis.region(root)
         small = [n for i, n in enumerate(names[2:], 2) if box[i].hi - box[i].lo + 1 <= SMALL_DIM]
         outer = [n for n in names[2:] if n not in small]
-        return [names[0], *small], [names[1]], outer
+        if id(root) in self.deep:
+            return [names[0], *small], outer, [names[1]], []
+        return [names[0], *small], [], [names[1]], outer
 
-    def _tile_box(self, root: Func, strip: int, rows: int | None = None) -> tuple[Box, float]:
-        """The region of the root one strip covers (in the middle of the image), and the
-        number of strips; `rows` narrows the strip to its first rows."""
+    def _tile_box(self, root: Func, strip: int, rows: int | None = None, width: int = 0) -> tuple[Box, float]:
+        """The region of the root one tile covers (in the middle of the image), and the
+        number of tiles; `rows` narrows the tile to its first rows, `width` (if not 0) to
+        that many columns."""
         box = self.analysis.region(root)
         names = [a.name for a in root.args()]
-        _, _, outer = self._layout(root)
+        outer = self._layout(root)[3]
         extent = box[1].hi - box[1].lo + 1
         n = math.ceil(extent / strip)
         y0 = box[1].lo + strip * (n // 2)
@@ -214,6 +244,12 @@ class AnalyticScheduler:
         tile = list(box)
         tile[1] = Interval(y0, min(box[1].hi, y0 + (rows or strip) - 1))
         tasks = float(n)
+        columns = box[0].hi - box[0].lo + 1
+        if 0 < width < columns:
+            x0 = box[0].lo + width * (math.ceil(columns / width) // 2)
+            x0 = min(x0, box[0].hi - width + 1)
+            tile[0] = Interval(x0, x0 + width - 1)
+            tasks *= math.ceil(columns / width)
         for i, name in enumerate(names):
             if name in outer:
                 mid = (box[i].lo + box[i].hi) // 2
@@ -221,11 +257,14 @@ class AnalyticScheduler:
                 tasks *= box[i].hi - box[i].lo + 1
         return tile, tasks
 
-    def _footprints(self, g: Group, strip: int, rows: int | None = None) -> tuple[dict[int, Box], float]:
-        key = (id(g.root), tuple(id(m) for m in g.members), strip, rows)
+    def _footprints(
+        self, g: Group, strip: int, rows: int | None = None, width: int = 0
+    ) -> tuple[dict[int, Box], float]:
+        """The region of each member one tile needs, and the number of tiles."""
+        key = (id(g.root), id(g.root) in self.deep, tuple(id(m) for m in g.members), strip, rows, width)
         hit = self._footprint_memo.get(key)
         if hit is None:
-            tile, tasks = self._tile_box(g.root, strip, rows)
+            tile, tasks = self._tile_box(g.root, strip, rows, width)
             if g.members:  # through inlined Funcs too: they may lead to members
                 members = {id(m) for m in g.members} | set(self.inlined)
                 regions = self.analysis.propagate({id(g.root): tile}, members)
@@ -244,26 +283,38 @@ class AnalyticScheduler:
         regions, tasks = self._footprints(g, strip)
         return volume(regions.get(id(f), [])) * tasks
 
-    def _choose_strip(self, g: Group) -> int:
-        """Rows per strip: the fastest by the cost model among the heights whose working set
-        (the members' footprints) fits in the L2 cache; the smallest if none fits."""
+    def _choose_tile(self, g: Group, two_d: bool = True) -> tuple[int, int]:
+        """(rows, columns) per tile: the fastest by the cost model among the full-width
+        strips whose working set (the members' footprints) fits in the L2 cache; if none
+        does, among tiles narrowed to fewer columns (2-D tiles); the smallest if none fits."""
         box = self.analysis.region(g.root)
         extent = int(box[1].hi - box[1].lo + 1)
+        columns = int(box[0].hi - box[0].lo + 1)
+        lanes = max(1, self._lanes(g.root, columns))
+        widths = [0] + [w for w in WIDTH_CANDIDATES if two_d and w % lanes == 0 and 2 * w <= columns]
         candidates = [s for s in STRIP_CANDIDATES if s <= extent] or [max(1, extent)]
-        scored = []
-        for s in candidates:
-            regions, tasks = self._footprints(g, s)
-            work = sum(self.cost[id(m)] * volume(regions.get(id(m), [])) for m in [g.root, *g.members]) * tasks
-            # Dynamic scheduling: the cores share the work, the last task may run alone.
-            time = work / self.machine.cores + work / tasks + TASK_COST * tasks / self.machine.cores
-            ws = sum(bytes_per_point(m) * volume(regions.get(id(m), [])) for m in g.members)
-            scored.append((s, time, ws))
-        fitting = [c for c in scored if c[2] <= self.machine.l2_bytes] or scored[:1]
-        best, best_time = fitting[0][0], fitting[0][1]
-        for s, time, _ in fitting[1:]:
-            if time < best_time * 0.999:
-                best, best_time = s, time
-        return best
+        scored: list[tuple[int, int, float, float]] = []
+        for width in widths:
+            if width and any(c[3] <= self.machine.l2_bytes for c in scored):
+                break  # a full-width strip fits: narrower tiles are not considered
+            x_tiles = math.ceil(columns / width) if width else 1
+            for s in candidates:
+                regions, tiles = self._footprints(g, s, None, width)
+                work = sum(self.cost[id(m)] * volume(regions.get(id(m), [])) for m in [g.root, *g.members]) * tiles
+                tasks = tiles / x_tiles  # the strips run in parallel, the tiles of a strip in turn
+                # Dynamic scheduling: the cores share the work, the last task may run alone.
+                time = work / self.machine.cores + work / tasks + TASK_COST * tasks / self.machine.cores
+                ws = sum(bytes_per_point(m) * volume(regions.get(id(m), [])) for m in g.members)
+                scored.append((s, width, time, ws))
+        full = [c for c in scored if c[1] == 0 and c[3] <= self.machine.l2_bytes]
+        fitting = full or [c for c in scored if c[3] <= self.machine.l2_bytes]
+        if not fitting:
+            return min(scored, key=lambda c: (c[3], c[2]))[:2]
+        best = fitting[0]
+        for c in fitting[1:]:
+            if c[2] < best[2] * 0.999:
+                best = c
+        return best[0], best[1]
 
     def _sliding_members(self, g: Group) -> set[int]:
         """Members whose footprint advances exactly one row per row of the output (and whose
@@ -272,13 +323,14 @@ class AnalyticScheduler:
             return set()
         growth: dict[int, list[Box]] = {}
         for rows in (1, 2, 3, 4):
-            regions, _ = self._footprints(g, g.strip, rows)
+            regions, _ = self._footprints(g, g.strip, rows, g.width)
             for m in g.members:
                 growth.setdefault(id(m), []).append(regions.get(id(m), []))
         sliding: set[int] = set()
         for m in g.members:  # consumers first
             boxes = growth[id(m)]
-            ok = g.strip >= 4 and m.name() not in self.overrides.no_sliding
+            # a Func with updates is computed whole per strip (all its stages), never per row
+            ok = g.strip >= 4 and m.name() not in self.overrides.no_sliding and not m.has_update_definition()
             ok = ok and all(len(b) == len(boxes[0]) for b in boxes)
             if ok:
                 for a, b in itertools.pairwise(boxes):
@@ -306,7 +358,7 @@ class AnalyticScheduler:
         box = self.analysis.region(f)
         args = [a.name for a in f.args()]
         if len(args) >= 2:
-            inner, (y,), outer = self._layout(f)
+            inner, middle, (y,), outer = self._layout(f)
             extent = box[1].hi - box[1].lo + 1
             yi = _fresh_name(f"{y}i", args)
             g.yi = yi
@@ -314,13 +366,25 @@ class AnalyticScheduler:
                 out.append(Directive(name, 0, "split", (y, y, yi, g.strip)))
             else:
                 yi = g.yi = y
-            order = [*inner, yi] + ([y] if yi != y else []) + outer
-            current = [args[0], yi, *([y] if yi != y else []), *args[2:]]
+            x = args[0]
+            columns = box[0].hi - box[0].lo + 1
+            if 0 < g.width < columns:  # a 2-D tile: its columns inside, the tiles of a strip around yi
+                xi = _fresh_name(f"{x}i", [*args, yi])
+                out.append(Directive(name, 0, "split", (x, x, xi, g.width)))
+                rows = [yi, x, y] if yi != y else [y, x]
+                order = [xi, *inner[1:], *middle, *rows, *outer]
+                current = [xi, x, yi, *([y] if yi != y else []), *args[2:]]
+                columns = g.width
+            else:
+                g.width = 0
+                xi = x
+                order = [*inner, *middle, yi] + ([y] if yi != y else []) + outer
+                current = [x, yi, *([y] if yi != y else []), *args[2:]]
             if order != current:
                 out.append(Directive(name, 0, "reorder", tuple(order)))
-            lanes = self._lanes(f, box[0].hi - box[0].lo + 1)
+            lanes = self._lanes(f, columns)
             if lanes:
-                out.append(Directive(name, 0, "vectorize", (args[0], lanes)))
+                out.append(Directive(name, 0, "vectorize", (xi, lanes)))
             if name in self.overrides.unroll:
                 for small in inner[1:]:
                     i = args.index(small)
@@ -348,13 +412,14 @@ class AnalyticScheduler:
 
     def _member_directives(self, g: Group, m: Func) -> list[Directive]:
         args = [a.name for a in m.args()]
-        root, (y,) = g.root, self._layout(g.root)[1]
+        root, (y,) = g.root, self._layout(g.root)[2]
+        tile = root.args()[0].name if g.width else y  # the loop over tiles (strips, or columns of a strip)
         out: list[Directive] = []
         if id(m) in g.sliding and g.yi != y:
-            out.append(Directive(m.name(), 0, "store_at", (FuncRef(root.name()), y)))
+            out.append(Directive(m.name(), 0, "store_at", (FuncRef(root.name()), tile)))
             out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), g.yi)))
         else:
-            out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), y)))
+            out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), tile)))
         box = self.analysis.region(m)
         lanes = self._lanes(m, min(box[0].hi - box[0].lo + 1, self._member_width(g, m)))
         if lanes:
@@ -362,7 +427,7 @@ class AnalyticScheduler:
         return out
 
     def _member_width(self, g: Group, m: Func) -> float:
-        regions, _ = self._footprints(g, g.strip, 1)
+        regions, _ = self._footprints(g, g.strip, 1, g.width)
         box = regions.get(id(m))
         return box[0].hi - box[0].lo + 1 if box else 0
 
@@ -371,12 +436,16 @@ class AnalyticScheduler:
         groups = self._group()
         directives: list[Directive] = []
         for g in groups:
-            forced = self.overrides.strips.get(g.root.name())
-            if g.root.dimensions() >= 2 and not g.root.has_update_definition():
-                g.strip = forced or self._choose_strip(g)
-                g.sliding = self._sliding_members(g)
+            if g.root.dimensions() >= 2:
+                g.strip, g.width = self._choose_tile(g, not g.root.has_update_definition())
+                g.strip = self.overrides.strips.get(g.root.name(), g.strip)
+                g.width = self.overrides.widths.get(g.root.name(), g.width)
+                if g.root.has_update_definition():
+                    g.width = 0  # the loops of its updates are not tiled
+                else:
+                    g.sliding = self._sliding_members(g)
             else:
-                g.strip = (forced or self._choose_strip(g)) if g.root.dimensions() >= 2 else 1
+                g.strip = 1
             directives += self._root_directives(g)
             for m in g.members:
                 directives += self._member_directives(g, m)
@@ -385,6 +454,21 @@ class AnalyticScheduler:
         directives.sort(key=lambda d: (order[d.func], d.stage))
         inlined = [f.name() for f in self.pipeline.funcs if id(f) in self.inlined]
         return Plan(inlined, groups, directives)
+
+
+def _updates_fuse(f: Func) -> bool:
+    """Whether f may be computed inside a consumer's strips: no updates, or updates that
+    keep each pure Var in its own place (a histogram's `h[x, y, bin(r), c] += ...`), so
+    that computing a strip of f's pure region runs the updates of that strip only."""
+    names = [a.name for a in f.args()]
+    for d in f.updates():
+        for i, a in enumerate(d.args):
+            if isinstance(a, E.Variable) and a.kind == "var" and a.name != names[i]:
+                return False
+        used = {a.name for a in d.args if isinstance(a, E.Variable) and a.kind == "var"}
+        if not used:
+            return False  # a reduction of everything into a point: computed once, at root
+    return True
 
 
 def _reindexes(f: Func) -> bool:

@@ -2,12 +2,13 @@
 
 Each candidate is the analytic scheduler run with some of its decisions forced
 (`Overrides`): a Func inlined or not, kept out of its consumer's strips, a strip height,
-a member computed per strip instead of sliding per row, a vector width, strips serial
-instead of parallel, channel loops unrolled. The schedule the pipeline came with (a hand
-schedule) competes too. A (1+1)
-evolutionary search mutates the best configuration so far one or two decisions at a time,
-compiles the candidate (compiled code is cached by schedule), checks its output against
-the reference evaluator on a crop, times it and keeps it if it is faster. The candidates
+a tile width (2-D tiles, or strips of the whole width), a member computed per strip
+instead of sliding per row, a vector width, strips serial instead of parallel, channel
+loops unrolled. The schedule the pipeline came with (a hand schedule) competes too, at
+the start and once more against the search's winner at the end. A (1+1) evolutionary
+search mutates the best configuration so far one or two decisions at a time, compiles
+the candidate (compiled code is cached by schedule), checks its output against the
+reference evaluator on a crop, times it and keeps it if it is faster. The candidates
 proposed follow from the seed (which of them win depends on the measured times).
 """
 
@@ -34,6 +35,7 @@ CROP = 48  # the side of the corner of the output checked against the reference
 TIMED_RUNS = 3  # at least; more (up to 4x) while they take under TIMING_BUDGET_S together
 TIMING_BUDGET_S = 0.3
 CONFIRM_RUNS = 4
+FINAL_RUNS = 8  # the final comparison of the search's winner with the pipeline's own schedule
 MARGIN = 0.98  # a candidate must be at least 2% faster to replace the best
 
 
@@ -139,12 +141,14 @@ class Tuner:
                 break
         return best, run
 
-    def confirm(self, candidate: Callable[[], object], incumbent: Callable[[], object]) -> tuple[float, float]:
+    def confirm(
+        self, candidate: Callable[[], object], incumbent: Callable[[], object], runs: int = 0
+    ) -> tuple[float, float]:
         """Least times of candidate and incumbent over runs alternating between them: a
         candidate that looked faster once is kept only if it still is (noise on a shared
         machine makes single measurements flatter the lucky)."""
         best = [float("inf"), float("inf")]
-        for _ in range(CONFIRM_RUNS):
+        for _ in range(runs or CONFIRM_RUNS):
             for k, run in enumerate((candidate, incumbent)):
                 best[k] = min(best[k], _timed(run))
         return best[0], best[1]
@@ -165,7 +169,7 @@ class Tuner:
         if members:
             choices.append("sliding")
         if roots:
-            choices.append("parallel")
+            choices += ["parallel", "width"]
         with_channels = [g for g in roots if len(g.root.args()) > 2]
         if with_channels:
             choices.append("unroll")
@@ -181,6 +185,10 @@ class Tuner:
             g = self.rng.choice(roots)
             strip = max(1, min(1024, int(g.strip * self.rng.choice((0.25, 0.5, 2, 4)))))
             return replace(overrides, strips={**overrides.strips, g.root.name(): strip})
+        if kind == "width":
+            g = self.rng.choice(roots)
+            width = self.rng.choice([w for w in (0, 64, 128, 256, 512) if w != g.width])
+            return replace(overrides, widths={**overrides.widths, g.root.name(): width})
         if kind == "parallel":
             name = self.rng.choice(roots).root.name()
             return replace(overrides, serial=overrides.serial ^ {name})
@@ -211,6 +219,7 @@ class Tuner:
         seen = {_key(best_plan)}
         family_plan = best_plan  # mutations start from the best of the analytic family
         kept_own = False
+        own = None
         if self.own_schedule is not None:
             own = self.measure_own()
             tried += 1
@@ -248,6 +257,17 @@ class Tuner:
                     family_plan, kept_own = plan, False
                 else:
                     best = min(best, incumbent)
+            if progress is not None:
+                progress(best, tried)
+        stopped = should_stop is not None and should_stop()
+        if own is not None and not kept_own and not stopped:
+            # The search's winner replaces the pipeline's own schedule only if it is still
+            # clearly faster side by side at the end (noise flatters whatever won a race).
+            seconds, own_seconds = self.confirm(best_run, own[1], FINAL_RUNS)
+            if seconds >= own_seconds * MARGIN:
+                best, kept_own = own_seconds, True
+            else:
+                best = seconds
             if progress is not None:
                 progress(best, tried)
         clear_schedules(self.pipeline)

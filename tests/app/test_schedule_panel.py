@@ -30,11 +30,12 @@ def emitted(qtbot, panel, action) -> tuple[str, dict]:
 def test_starts_empty_and_disabled(qtbot):
     panel = SchedulePanel()
     qtbot.addWidget(panel)
-    assert not panel.tabs.isEnabled() and panel.title.text() == "No node selected"
+    assert not any(p.isEnabled() for p in panel.node_pages) and panel.title.text() == "No node selected"
+    assert panel.auto.isEnabled()  # the whole pipeline can be auto-scheduled without a selection
     panel.show_node("sharpen", FUNCS, {}, LEVELS)
-    assert panel.tabs.isEnabled() and panel.current_key() == "out"
+    assert all(p.isEnabled() for p in panel.node_pages) and panel.current_key() == "out"
     panel.clear()
-    assert not panel.tabs.isEnabled()
+    assert not any(p.isEnabled() for p in panel.node_pages)
 
 
 def test_compute_at_a_consumer_loop(qtbot):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pixelweave.engine.autoschedule import analytic_schedule, auto_schedule
+from pixelweave.engine.autoschedule.directives import Directive, FuncRef, apply_directives, clear_schedules
 from pixelweave.engine.autoschedule.machine import Machine, cache_sizes, host_machine
 from pixelweave.engine.stmt import ForType
 
@@ -34,6 +35,10 @@ def unsharp():
 
 def harris():
     return _fresh(apps.build_harris, [W, H], (3, H + 6, W + 6))
+
+
+def bilateral_grid():
+    return _fresh(apps.build_bilateral_grid, [W, H], (H, W))
 
 
 def column_sums():
@@ -105,6 +110,7 @@ CASES = {
     "blur": (blur, [W, H], lambda rng: {"input": rng.integers(0, 4000, (H + 2, W + 2)).astype(np.uint16)}),
     "unsharp": (unsharp, [W, H, 3], lambda rng: {"input": rng.random((3, H, W), dtype=np.float32) * 0.9 + 0.1}),
     "harris": (harris, [W, H], lambda rng: {"input": rng.random((3, H + 6, W + 6), dtype=np.float32)}),
+    "bilateral_grid": (bilateral_grid, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
     "column_sums": (column_sums, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
     "two_outputs": (two_outputs, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
     "pyramid": (pyramid, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
@@ -252,3 +258,50 @@ def test_readme_example_runs(capsys):
     exec(compile(block, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "blur_x.store_at(blur_y, y).compute_at(blur_y, yi)" in out and ".parallel(y)" in out
+
+
+def test_harris_inlines_element_wise_and_once_read_stages_as_mullapudi2016_does():
+    """Ixx = Ix * Ix read by a 3x3 sum is element-wise: inlined, the sum reads Ix instead;
+    Sxx is read by det and trace at the same point, which the code generator shares, so it
+    counts as read once and is inlined into the output; the stencils gray, Ix, Iy stay."""
+    plan = analytic_schedule(harris()[0]).plan
+    assert set(plan.inlined) == {"Ixx", "Iyy", "Ixy", "Sxx", "Syy", "Sxy", "det", "trace"}
+    assert sorted(m.name() for g in plan.groups for m in g.members) == ["Ix", "Iy", "gray"]
+
+
+def test_a_stencil_of_an_input_is_not_element_wise():
+    pipeline, _, _ = blur()
+    plan = analytic_schedule(pipeline).plan
+    assert plan.inlined == [] and [m.name() for m in plan.groups[0].members] == ["blur_x"]
+
+
+def test_bilateral_grid_computes_the_histogram_in_the_blurs_strips_with_the_bins_inside():
+    """The histogram is needed whole along z (its update scatters into data-dependent bins),
+    so it fuses into blurx's strips only with z inside them, as the hand schedule has it."""
+    pipeline, _, _ = bilateral_grid()
+    plan = analytic_schedule(pipeline).plan
+    [group] = [g for g in plan.groups if g.root.name() == "blurx"]
+    assert sorted(m.name() for m in group.members) == ["blurz", "histogram"]
+    reorder = next(d for d in plan.directives if d.func == "blurx" and d.name == "reorder")
+    assert reorder.args.index("z") < reorder.args.index("y")
+    histogram = next(d for d in plan.directives if d.func == "histogram" and d.name.startswith("compute"))
+    assert histogram.name == "compute_at" and histogram.args[1] == "y"  # the whole strip, not per row
+
+
+def test_rows_too_wide_for_the_cache_give_2d_tiles_that_compute_the_reference(rng):
+    """With a 2 KiB L2 even two full rows of blur_x do not fit: the strips are cut into
+    tiles of fewer columns, blur_x slides down each tile's column, and the result is right."""
+    tiny = Machine(2, 1024, 2 * 1024, 2 * 1024, 512)
+    pipeline, out, handles = _fresh(apps.build_blur, [512, 64], (66, 514))
+    plan = analytic_schedule(pipeline, tiny).plan
+    (group,) = plan.groups
+    assert 0 < group.width < 512
+    assert Directive("blur_y", 0, "split", ("x", "x", "xi", group.width)) in plan.directives
+    assert Directive("blur_x", 0, "store_at", (FuncRef("blur_y"), "x")) in plan.directives  # per tile column
+    big = analytic_schedule(_fresh(apps.build_blur, [512, 64], (66, 514))[0]).plan
+    assert big.groups[0].width == 0  # the machine's own L2 holds full-width strips
+    clear_schedules(pipeline)
+    apply_directives(pipeline, plan.directives)
+    image = rng.integers(0, 4000, (66, 514)).astype(np.uint16)
+    np.testing.assert_array_equal(pipeline.realize([512, 64], {"input": image}),
+                                  pipeline.realize_reference([512, 64], {"input": image}))  # fmt: skip

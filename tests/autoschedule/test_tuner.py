@@ -98,3 +98,24 @@ def test_schedule_snapshot_restores_every_directive():
         f.restore_schedule(snapshots[id(f)])
     assert current_schedule_text(pipeline) == before
     assert "histogram.update(0).reorder(c, r$x, r$y, x, y).unroll(c)" in before
+
+
+def test_the_winner_is_compared_with_the_hand_schedule_once_more_at_the_end(monkeypatch):
+    """Side-by-side timings that always favour the second callable: the hand schedule loses
+    to the analytic one at the start (it is passed first) and wins the final comparison
+    (passed second), so the pipeline keeps its hand schedule."""
+    from pixelweave.engine.autoschedule import tuner as tuner_module
+
+    calls: list[int] = []
+
+    def confirm(self, candidate, incumbent, runs=0):
+        calls.append(runs)
+        return 2.0, 1.0
+
+    monkeypatch.setattr(tuner_module.Tuner, "confirm", confirm)
+    out, handles = apps.build_blur(pw)
+    out.set_estimates([(0, W), (0, H)])
+    handles["input"].set_estimates([(0, W + 2), (0, H + 2)])
+    result = auto_schedule(pw.Pipeline(out), method="tune", budget_s=0.5)
+    assert calls[0] == 0 and calls[-1] == tuner_module.FINAL_RUNS
+    assert result.tuning.kept_own and "blur_y.split(y, y, yi, 8)" in result.text
