@@ -10,13 +10,16 @@ the definitions, far less than lowering.
 
 Names the engine invents for reduction domains and split loops (`r12`, `x.v7`) differ from
 run to run; they are replaced by their order of appearance so that a rebuilt pipeline keys
-the same.
+the same. The on-disk cache outlives the compiler that filled it, so every key also hashes
+the compiler's own sources: a changed compiler never runs code an older one generated.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pixelweave.engine.ir import expr as E
@@ -27,6 +30,18 @@ if TYPE_CHECKING:
     from pixelweave.engine.pipeline import Pipeline
 
 KEY_VERSION = "pixelweave-structure-2"  # bumped when the code generated for a structure changes
+ENGINE_ROOT = Path(__file__).resolve().parent
+
+
+@functools.cache
+def compiler_digest() -> bytes:
+    """A digest of every source file of the engine (read once per process, a few ms)."""
+    h = hashlib.sha256()
+    for path in sorted(ENGINE_ROOT.rglob("*.py")):
+        h.update(path.relative_to(ENGINE_ROOT).as_posix().encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+    return h.digest()
 _AUTO_NAME = re.compile(r"\b[rv]\d+\b")
 
 
@@ -116,6 +131,7 @@ def structural_key(pipeline: Pipeline, *parts: Any, schedules: bool = True) -> s
     `schedules`, of its algorithm only (equal keys: equal values, however scheduled)."""
     h = hashlib.sha256()
     h.update(KEY_VERSION.encode() if schedules else b"algorithm:" + KEY_VERSION.encode())
+    h.update(compiler_digest())
     for part in parts:
         h.update(b"\0")
         h.update(str(part).encode())

@@ -29,6 +29,26 @@ def test_equal_structure_equal_key_and_params_are_not_part_of_it() -> None:
     assert a.structural_key() != blur("other").structural_key()  # names are in the code
 
 
+def test_a_changed_compiler_source_changes_every_key(monkeypatch, tmp_path) -> None:
+    """The disk cache survives upgrades: code from an older compiler must not be found."""
+    from pixelweave.engine import structural_key as keys
+
+    before = blur("k").structural_key()
+    engine = tmp_path / "engine"
+    engine.mkdir()
+    (engine / "pass.py").write_text("A = 1\n")
+    monkeypatch.setattr(keys, "ENGINE_ROOT", engine)
+    keys.compiler_digest.cache_clear()
+    try:
+        first = blur("k").structural_key()
+        (engine / "pass.py").write_text("A = 2\n")
+        keys.compiler_digest.cache_clear()
+        second = blur("k").structural_key()
+    finally:
+        keys.compiler_digest.cache_clear()
+    assert len({before, first, second}) == 3
+
+
 def test_hit_skips_lowering_and_gives_the_same_image() -> None:
     first = blur("memory_hit").compile(level="fast")
     before = lowering_count()
