@@ -209,6 +209,16 @@ class Tuner:
         should_stop: Callable[[], bool] | None = None,
     ) -> TuneResult:
         deadline = time.perf_counter() + budget_s
+        fastest_reported = float("inf")
+
+        def report() -> None:
+            # Re-timing the incumbent beside a challenger can move its time up: the
+            # callback gets the fastest time measured so far, which never gets worse.
+            nonlocal fastest_reported
+            fastest_reported = min(fastest_reported, best)
+            if progress is not None:
+                progress(fastest_reported, tried)
+
         best_overrides = Overrides()
         best_plan = self.plan(best_overrides)
         measured = self.measure(best_plan, float("inf"))
@@ -231,8 +241,7 @@ class Tuner:
                     best, best_run, kept_own = own_seconds, own[1], True
                 else:
                     best = analytic_seconds
-        if progress is not None:
-            progress(best, tried)
+        report()
         while time.perf_counter() < deadline and not (should_stop is not None and should_stop()):
             candidate = best_overrides
             for _ in range(self.rng.choice((1, 1, 2))):
@@ -257,8 +266,7 @@ class Tuner:
                     family_plan, kept_own = plan, False
                 else:
                     best = min(best, incumbent)
-            if progress is not None:
-                progress(best, tried)
+            report()
         stopped = should_stop is not None and should_stop()
         if own is not None and not kept_own and not stopped:
             # The search's winner replaces the pipeline's own schedule only if it is still
@@ -268,8 +276,7 @@ class Tuner:
                 best, kept_own = own_seconds, True
             else:
                 best = seconds
-            if progress is not None:
-                progress(best, tried)
+            report()
         clear_schedules(self.pipeline)
         if kept_own:
             self.restore_own()
