@@ -178,6 +178,8 @@ def _copy_storage_schedule(f: Func, clone: Func) -> None:
     original = f.schedule_of()
     target = clone.schedule_of()
     target.bounds = dict(original.bounds)
+    target.bound_extents = dict(original.bound_extents)
+    target.alignments = dict(original.alignments)
     target.storage_order = list(original.storage_order) if original.storage_order is not None else None
 
 

@@ -13,6 +13,7 @@ from pixelweave.engine.ir.output_buffer import check_output_layout
 from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.types import Type
 from pixelweave.engine.ir.visit import walk
+from pixelweave.engine.wrappers import apply_global_wrappers, wrapping_generation
 
 LOOP_NEST_ENTRIES = 16
 _loop_nests: OrderedDict[tuple, tuple[tuple, str]] = OrderedDict()
@@ -55,11 +56,35 @@ class Pipeline:
             if not f.defined():
                 raise CompileError(f"output Func `{f.name()}` has no definition")
         self.outputs: list[Func] = outs
-        self.funcs: list[Func] = []  # producers before consumers
-        self.images: list[ImageParam] = []
-        self.params: list[Param] = []
+        self._funcs: list[Func] = []  # producers before consumers
+        self._images: list[ImageParam] = []
+        self._params: list[Param] = []
         self._compiled: dict[tuple, Any] = {}
+        self._collected_at = wrapping_generation()
         self._collect()
+
+    @property
+    def funcs(self) -> list[Func]:
+        """Every Func the outputs reach, producers before consumers (outputs included)."""
+        self._refresh()
+        return self._funcs
+
+    @property
+    def images(self) -> list[ImageParam]:
+        self._refresh()
+        return self._images
+
+    @property
+    def params(self) -> list[Param]:
+        self._refresh()
+        return self._params
+
+    def _refresh(self) -> None:
+        """Collect again if a wrapper or clone was made since (`f.in_(g)` changes what g calls)."""
+        if self._collected_at != wrapping_generation():
+            self._collected_at = wrapping_generation()
+            self._funcs, self._images, self._params = [], [], []
+            self._collect()
 
     def _collect(self) -> None:
         state: dict[int, str] = {}
@@ -75,6 +100,7 @@ class Pipeline:
                 cycle = " -> ".join([*path[path.index(f.name()) :], f.name()])
                 raise CompileError(f"the pipeline has a cycle: {cycle}")
             state[id(f)] = "active"
+            apply_global_wrappers(f)
             for d in func_definitions(f):
                 for e in definition_exprs(d):
                     for node in walk(e):
@@ -90,20 +116,20 @@ class Pipeline:
                             elif isinstance(node.owner, Param):
                                 params.setdefault(node.name, node.owner)
             state[id(f)] = "done"
-            self.funcs.append(f)
+            self._funcs.append(f)
 
         for out in self.outputs:
             visit(out, [])
-        self.images = list(images.values())
-        self.params = list(params.values())
-        clash = sorted(var_names & {p.name for p in self.params})
+        self._images = list(images.values())
+        self._params = list(params.values())
+        clash = sorted(var_names & {p.name for p in self._params})
         if clash:
             raise CompileError(
                 f"Param `{clash[0]}` has the same name as a Var used in the pipeline; "
                 "names are how variables are bound, so rename one of them"
             )
         seen: dict[str, Any] = {}
-        for obj in [*self.images, *self.params]:
+        for obj in [*self._images, *self._params]:
             name = obj.name() if isinstance(obj, ImageParam) else obj.name
             if name in seen and seen[name] is not obj:
                 raise CompileError(f"two different inputs of the pipeline are both named `{name}`")

@@ -22,6 +22,7 @@ from pixelweave.engine.stmt import ForType
 if TYPE_CHECKING:
     from pixelweave.engine.ir.func import Definition, Func
 
+
 class TailStrategy(Enum):
     """What a split does when the factor does not divide the extent.
 
@@ -156,6 +157,20 @@ class FuncSchedule:
     store_level: LoopLevel | None = None  # None: stored where it is computed
     bounds: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     storage_order: list[str] | None = None
+    bound_extents: dict[str, Any] = field(default_factory=dict)  # bound_extent(): extent fixed, min inferred
+    # align_bounds()/align_extent(): (modulus, remainder); remainder None keeps the min
+    alignments: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+
+    def copy(self) -> FuncSchedule:
+        """An independent copy (the levels are shared: they name other Funcs' loops)."""
+        return FuncSchedule(
+            self.compute_level,
+            self.store_level,
+            dict(self.bounds),
+            None if self.storage_order is None else list(self.storage_order),
+            dict(self.bound_extents),
+            dict(self.alignments),
+        )
 
 
 def var_name(v: Any) -> str:
@@ -283,7 +298,13 @@ class Stage:
         self._check_tail(old_dim, tail)
         self.schedule.splits.append(
             Split(
-                "split", old_dim.name, outer_name, inner_name, factor, tail, is_rvar=old_dim.is_rvar,
+                "split",
+                old_dim.name,
+                outer_name,
+                inner_name,
+                factor,
+                tail,
+                is_rvar=old_dim.is_rvar,
                 bounded=old_dim.bounded,
             )
         )
@@ -585,6 +606,56 @@ class FuncScheduling:
         self._sched().bounds[name] = (min, extent)
         return self
 
+    def _pure_dimension(self, v: Any, directive: str) -> str:
+        name = var_name(v)
+        pure = [a.name for a in self.args()]
+        if name not in pure:
+            raise ScheduleError(
+                f"{directive} of Func `{self.name()}` needs one of its pure dimensions ({', '.join(pure)}), got {name}"
+            )
+        return name
+
+    def bound_extent(self, v: Any, extent: Any):
+        """Compute exactly `extent` points of dimension v, from wherever its region starts
+        (Halide's bound_extent): a constant extent lets the loop be unrolled or vectorized
+        and the storage be a fixed size. Reading more than that raises RuntimeFailure."""
+        name = self._pure_dimension(v, "bound_extent")
+        if not isinstance(extent, (int, E.Expr)) or isinstance(extent, bool):
+            raise ScheduleError(
+                f"the extent given to bound_extent({name}) of `{self.name()}` must be an int or an Expr"
+            )
+        if isinstance(extent, int) and extent < 1:
+            raise ScheduleError(
+                f"the extent given to bound_extent({name}) of `{self.name()}` must be positive, got {extent}"
+            )
+        self._sched().bound_extents[name] = extent
+        return self
+
+    def align_bounds(self, v: Any, modulus: int, remainder: int = 0):
+        """Widen the region computed in dimension v so that its min is remainder modulo
+        `modulus` and its extent a multiple of `modulus` (Halide's align_bounds)."""
+        name = self._pure_dimension(v, "align_bounds")
+        if isinstance(remainder, bool) or not isinstance(remainder, int):
+            raise ScheduleError(
+                f"the remainder given to align_bounds({name}) of `{self.name()}` must be an int, got {remainder!r}"
+            )
+        self._sched().alignments[name] = (self._modulus(name, modulus, "align_bounds"), remainder)
+        return self
+
+    def align_extent(self, v: Any, modulus: int):
+        """Widen the region computed in dimension v so that its extent is a multiple of
+        `modulus`, keeping its min (Halide's align_extent)."""
+        name = self._pure_dimension(v, "align_extent")
+        self._sched().alignments[name] = (self._modulus(name, modulus, "align_extent"), None)
+        return self
+
+    def _modulus(self, name: str, modulus: Any, directive: str) -> int:
+        if isinstance(modulus, bool) or not isinstance(modulus, int) or modulus < 1:
+            raise ScheduleError(
+                f"the modulus given to {directive}({name}) of `{self.name()}` must be a positive int, got {modulus!r}"
+            )
+        return modulus
+
     def reorder_storage(self, *dims: Any):
         """Lay out storage with the given dimensions, innermost (stride 1) first."""
         names = [var_name(v) for v in dims]
@@ -602,17 +673,14 @@ class FuncScheduling:
     def schedule_snapshot(self) -> tuple[FuncSchedule, list[StageSchedule | None]]:
         """A copy of every directive given to this Func and its updates (restore_schedule
         puts it back), so a search can try other schedules and return to this one."""
-        state = self._sched()
-        call = FuncSchedule(state.compute_level, state.store_level, dict(state.bounds),
-                            None if state.storage_order is None else list(state.storage_order))  # fmt: skip
+        call = self._sched().copy()
         stages = [self._require_defined(), *self.updates()]
         return call, [copy.deepcopy(d.schedule) for d in stages]
 
     def restore_schedule(self, snapshot: tuple[FuncSchedule, list[StageSchedule | None]]):
         """Put back the directives a schedule_snapshot() recorded."""
         call, stage_schedules = snapshot
-        order = None if call.storage_order is None else list(call.storage_order)
-        self._schedule_state = FuncSchedule(call.compute_level, call.store_level, dict(call.bounds), order)
+        self._schedule_state = call.copy()
         for d, stage in zip([self._require_defined(), *self.updates()], stage_schedules, strict=True):
             d.schedule = copy.deepcopy(stage)
         return self

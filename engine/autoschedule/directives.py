@@ -91,6 +91,11 @@ def current_schedule_text(pipeline: Pipeline) -> str:
                          f"{kind}_at({_name_text(level.func.name())}, {level.var})")  # fmt: skip
         for var, (lo, extent) in state.bounds.items():
             calls.append(f"bound({var}, {lo}, {extent})")
+        for var, extent in state.bound_extents.items():
+            calls.append(f"bound_extent({var}, {extent})")
+        for var, (modulus, remainder) in state.alignments.items():
+            calls.append(f"align_extent({var}, {modulus})" if remainder is None else
+                         f"align_bounds({var}, {modulus}, {remainder})")  # fmt: skip
         if state.storage_order is not None:
             calls.append(f"reorder_storage({', '.join(state.storage_order)})")
         stages = [f.definition(), *f.updates()]

@@ -366,6 +366,34 @@ class Func(FuncScheduling):
             )
         )
 
+    def in_(self, consumers: Any = None) -> Func:
+        """Halide's Func.in: a wrapper Func `w[args] = self[args]` that the given consumers
+        (every consumer when none is given) call instead of this Func, to be scheduled on its own."""
+        from pixelweave.engine.wrappers import wrap_in
+
+        return wrap_in(self, consumers)
+
+    def clone_in(self, consumers: Any) -> Func:
+        """Halide's Func.clone_in: a copy of this Func, definitions and schedule, that the given
+        consumers call instead of it, so they can compute it another way."""
+        from pixelweave.engine.wrappers import clone_in
+
+        return clone_in(self, consumers)
+
+    def freeze_definitions(self, reason: str) -> None:
+        """Refuse further update definitions, saying why (wrappers are fixed copies)."""
+        self._frozen_by = reason
+
+    def adopt_definitions(self, pure: Definition, updates: list[Definition]) -> None:
+        """Take ready-made definitions (a clone takes copies of its original's)."""
+        if self._pure is not None:
+            raise CompileError(f"Func `{self._name}` is already defined")
+        for d in (pure, *updates):
+            for part in (*d.all_values(), *d.args):
+                _freeze_callees(part, self)
+        self._pure = pure
+        self._updates = list(updates)
+
     def replace_update(self, i: int, definition: Definition) -> None:
         """Put `definition` in place of update i: rfactor rewrites a reduction this way."""
         for part in (*definition.all_values(), *definition.args):

@@ -186,6 +186,13 @@ class ImageParam:
         check_image(self, array.array() if isinstance(array, Buffer) else array)
         self._array = array
 
+    def in_(self, consumers: Any = None) -> Any:
+        """Halide's ImageParam.in: a Func `w[_0, _1, ...] = image[_0, _1, ...]` that the given
+        consumers (every consumer when none is given) read instead of the image, to stage its loads."""
+        from pixelweave.engine.wrappers import wrap_in
+
+        return wrap_in(self, consumers)
+
     def trace_loads(self) -> ImageParam:
         """Report every load from this image as a trace event (Halide's trace_loads)."""
         self._trace_loads = True

@@ -19,7 +19,7 @@ from pixelweave.engine.lower.context import FuncInfo, LoweringContext
 from pixelweave.engine.lower.hoist_region_lets import hoist_root_lets, note_root_lets
 from pixelweave.engine.lower.inline import plain
 from pixelweave.engine.lower.intervals import SymInterval, interval_of
-from pixelweave.engine.lower.loop_synthesis import region_max, region_min, stage_prefix
+from pixelweave.engine.lower.loop_synthesis import constant_extents, region_max, region_min, stage_prefix
 from pixelweave.engine.lower.region import Box, box_touched, simplify_box, union_box
 from pixelweave.engine.lower.simplify import constant_difference, simplify
 from pixelweave.engine.reference import dim_label
@@ -48,9 +48,7 @@ def bounds_inference(ctx: LoweringContext, stmt: Stmt) -> Stmt:
 def _define_regions(info: FuncInfo, stmt: Stmt, root_lets: set[str]) -> Stmt:
     """Region lets at each compute site of the Func (several when it is computed once per
     stage of a consumer that uses it)."""
-    sites = sum(
-        1 for s in walk_stmt(stmt) if isinstance(s, ProducerConsumer) and s.is_producer and s.name == info.name
-    )
+    sites = sum(1 for s in walk_stmt(stmt) if isinstance(s, ProducerConsumer) and s.is_producer and s.name == info.name)
     # Only a Func computed at one site may name its lets once for everything inside it: with
     # several sites the same names hold a different region at each.
     shared = root_lets if sites <= 1 else None
@@ -95,12 +93,31 @@ def _site_lets(
 
 
 def _apply_explicit_bounds(info: FuncInfo, required: Box) -> Box:
+    """The region computed: bound() fixes it; otherwise align_bounds()/align_extent() widen
+    what is required to whole multiples of the modulus, and bound_extent() then fixes the
+    extent from that min."""
     out = list(required)
+    sched = info.schedule
     for i, v in enumerate(info.pure_vars):
-        if v in info.schedule.bounds:
-            lo, extent = (plain(cast(I32, to_expr(x))) for x in info.schedule.bounds[v])
+        if v in sched.bounds:
+            lo, extent = (plain(cast(I32, to_expr(x))) for x in sched.bounds[v])
             out[i] = SymInterval(simplify(lo), simplify(lo + extent - 1))
+            continue
+        if v in sched.alignments and out[i].is_bounded():
+            out[i] = _aligned(out[i], *sched.alignments[v])
+        if v in sched.bound_extents and out[i].is_bounded():
+            extent = plain(cast(I32, to_expr(sched.bound_extents[v])))
+            out[i] = SymInterval(out[i].lo, simplify(out[i].lo + extent - 1))
     return out
+
+
+def _aligned(iv: SymInterval, modulus: int, remainder: int | None) -> SymInterval:
+    """iv widened: min congruent to remainder (unless None) modulo modulus, extent a multiple of it."""
+    m = E.Const(I32, modulus)
+    lo = iv.lo if remainder is None else simplify(iv.lo - E.Mod(iv.lo - E.Const(I32, remainder), m))
+    extent = simplify(iv.hi - lo + 1)
+    rounded = simplify(E.Mul(E.Div(extent + E.Const(I32, modulus - 1), m), m))
+    return SymInterval(lo, simplify(lo + rounded - 1))
 
 
 def _explicit_bound_asserts(info: FuncInfo, consumer_box: Box, bound_box: Box) -> list[Stmt]:
@@ -109,18 +126,21 @@ def _explicit_bound_asserts(info: FuncInfo, consumer_box: Box, bound_box: Box) -
     internal name: context._copy_consumed_outputs)."""
     checks: list[Stmt] = []
     for i, v in enumerate(info.pure_vars):
-        if v not in info.schedule.bounds or info.is_output:
+        promised = v in info.schedule.bounds or v in info.schedule.bound_extents
+        if not promised or info.is_output:
             continue
         need, have = consumer_box[i], bound_box[i]
         if not need.is_bounded():
             continue
         label = dim_label(i)
+        given = "bound" if v in info.schedule.bounds else "bound_extent"
         checks.append(
             AssertStmt(
                 simplify(E.And(E.GE(need.lo, have.lo), E.LE(need.hi, have.hi))),
                 f"Func `{info.func.name()}` is {'requested or read' if info.computes_output else 'read'} over "
-                f"[{{}}, {{}}] in {label}, outside the bound({v}, ...) it was given, "
-                f"[{{}}, {{}}]; legal: a bound({v}, min, extent) that covers what is read, or no bound() on {v}",
+                f"[{{}}, {{}}] in {label}, outside the {given}({v}, ...) it was given, "
+                f"[{{}}, {{}}]; legal: a {given}({v}, {'min, ' if given == 'bound' else ''}extent) that covers "
+                f"what is read, or no {given}() on {v}",
                 (need.lo, need.hi, have.lo, have.hi),
             )
         )
@@ -156,6 +176,14 @@ def _stage_lets(info: FuncInfo, required: Box) -> list[tuple[str, E.Expr]]:
             if isinstance(node, E.Call) and node.call_kind == "func" and node.name == name:
                 pure_region = union_box(pure_region, [interval_of(a, scope) for a in node.args])
     pure_region = simplify_box(pure_region)
+    fixed = constant_extents(info)
+    for i, v in enumerate(info.pure_vars):
+        if v in fixed and not (pure_region[i].lo.same_as(required[i].lo) and pure_region[i].hi.same_as(required[i].hi)):
+            raise ScheduleError(
+                f"bound_extent({v}, {fixed[v]}) of Func `{name}`: its update definitions write or read it outside "
+                f"the region its consumers read in {dim_label(i)}, so that region's extent cannot be fixed; "
+                f"legal: bound({v}, min, extent) covering what the updates touch, or no bound_extent() on {v}"
+            )
     for i, iv in enumerate(pure_region):
         if not iv.is_bounded():
             raise ScheduleError(

@@ -137,7 +137,8 @@ def _copy_consumed_outputs(ctx: LoweringContext, used: set[str]) -> None:
         if not info.is_output:
             continue
         is_tuple = len(info.types) > 1
-        if id(info.func) not in called and not info.schedule.bounds and not _rounds_up(info) and not is_tuple:
+        widened = info.schedule.bounds or info.schedule.bound_extents or info.schedule.alignments
+        if id(info.func) not in called and not widened and not _rounds_up(info) and not is_tuple:
             continue
         out_name = info.name
         internal = f"{out_name}_computed"

@@ -36,6 +36,12 @@ def region_max(fname: str, stage: int, v: str) -> E.Variable:
     return var(f"{fname}.s{stage}.{v}.max")
 
 
+def constant_extents(info: FuncInfo) -> dict[str, int]:
+    """Pure dimensions whose every stage iterates a constant number of points: those given
+    bound_extent(v, n) with an int n (bounds inference makes the regions match)."""
+    return {v: n for v, n in info.schedule.bound_extents.items() if isinstance(n, int)}
+
+
 def build_produce(info: FuncInfo) -> Stmt:
     """produce f { stage 0 loops; stage 1 loops; ... }"""
     nests = [build_stage(info, k) for k in range(len(info.stages))]
@@ -52,9 +58,10 @@ def build_stage(info: FuncInfo, k: int) -> Stmt:
     originals += list(d.pure_vars)
     # Loop bounds (min, extent) of every dim, original and derived.
     bounds: dict[str, tuple[E.Expr, E.Expr]] = {}
+    fixed = constant_extents(info)
     for v in originals:
         lo, hi = region_min(info.name, k, v), region_max(info.name, k, v)
-        bounds[v] = (lo, simplify(hi - lo + 1))
+        bounds[v] = (lo, E.Const(I32, fixed[v]) if v in fixed and v not in is_rvar else simplify(hi - lo + 1))
     lets: list[tuple[str, E.Expr]] = []  # in split order: the first split's let is innermost
     guards: dict[str, E.Expr] = {}  # GuardWithIf: split variable -> its condition
     for split in sched.splits:
