@@ -26,6 +26,7 @@ from pixelweave.app.editor.preview_panel import PreviewPanel
 from pixelweave.app.editor.properties_panel import PropertiesPanel
 from pixelweave.app.editor.schedule_panel import SchedulePanel
 from pixelweave.app.editor.settings import config_directory, settings
+from pixelweave.app.editor.trace_panel import TracePanel
 from pixelweave.nodes.document import Document, read_document
 from pixelweave.nodes.editing import EditSession
 from pixelweave.nodes.errors import DocumentError, NodeError
@@ -140,6 +141,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.preview = PreviewPanel()
         self.loop_nest = LoopNestView()
         self.benchmark = BenchmarkPanel(self.jobs)
+        self.trace = TracePanel(self.jobs)
         self.log = LogPanel()
         self.palette_dock = self._dock("Nodes", self.palette, areas.LeftDockWidgetArea)
         self.preview_dock = self._dock("Preview", self.preview, areas.RightDockWidgetArea)
@@ -150,7 +152,8 @@ class MainWindow(QtWidgets.QMainWindow):
         # one dock with tabs: three tabified docks leave a stray tab bar behind in Qt 6.12
         self.bottom_tabs = QtWidgets.QTabWidget()
         self.bottom_tabs.setDocumentMode(True)
-        for widget, title in ((self.loop_nest, "Loop nest"), (self.benchmark, "Benchmark"), (self.log, "Log")):
+        tabs = ((self.loop_nest, "Loop nest"), (self.benchmark, "Benchmark"), (self.trace, "Trace"), (self.log, "Log"))
+        for widget, title in tabs:
             self.bottom_tabs.addTab(widget, title)
         self.inspector_dock = self._dock("Inspector", self.bottom_tabs, areas.BottomDockWidgetArea)
         self.setCorner(QtCore.Qt.Corner.BottomRightCorner, areas.RightDockWidgetArea)
@@ -222,6 +225,7 @@ class MainWindow(QtWidgets.QMainWindow):
         run = bar.addMenu("&Run")
         self._action(run, "&Refresh Preview", self.refresh, "F5")
         self._action(run, "&Benchmark", self.run_benchmark, "Ctrl+B")
+        self._action(run, "&Trace Schedule", self.run_trace, "Ctrl+T")
         self._action(run, "&Cancel", self.cancel_jobs, "Esc")
         self._refresh_recent_menu()
 
@@ -271,6 +275,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.redo_action.setText(f"&Redo {self.session.redo_label()}".strip())
         self._show_current(rebuild=reason in ("load", "undo", "redo"))
         self.benchmark.set_document(doc)
+        self.trace.set_document(doc)
         if reason == "save":
             return
         self._mark_out_of_date()
@@ -617,6 +622,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.jobs.cancel("preview")
         self.jobs.cancel("analysis")
         self.benchmark.cancel()
+        self.trace.cancel()
         self.preview.set_busy(False)
 
     def zoom_canvas(self, step: float) -> None:
@@ -635,6 +641,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inspector_dock.show()
         self.bottom_tabs.setCurrentWidget(self.benchmark)
         self.benchmark.start()
+
+    def run_trace(self) -> None:
+        """Record a traced run of the document and show it in the Trace tab."""
+        self.inspector_dock.show()
+        self.bottom_tabs.setCurrentWidget(self.trace)
+        self.trace.start()
 
     # ------------------------------------------------------------------ editing commands
     def session_undo(self) -> None:
@@ -724,6 +736,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timing.clear()
         self.preview.set_note("")
         self.benchmark.clear_results()
+        self.trace.clear()
         self.session.load(doc, dirty=dirty)
         self.canvas.frame_all(readable=True)
         outputs = [n.id for n in doc.nodes if getattr(node_type(n.type), "is_output", False)]

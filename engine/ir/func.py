@@ -211,6 +211,11 @@ class Func(FuncScheduling):
         self._traced.add("realizations")
         return self
 
+    def stop_tracing(self) -> Func:
+        """Trace nothing of this Func any more (undoes trace_loads/stores/realizations)."""
+        self._traced.clear()
+        return self
+
     def traced(self) -> frozenset[str]:
         """What is traced: a subset of {"loads", "stores", "realizations"}."""
         return frozenset(self._traced)

@@ -375,3 +375,18 @@ def test_compare_gives_the_inspector_room(window, qtbot):
     view = window.benchmark.compare_view
     assert view.times.viewport().height() // view.times.rowHeight(0) >= 6
     assert view.nest_a.viewport().height() // view.nest_a.fontMetrics().lineSpacing() >= 8
+
+
+def test_trace_schedule_from_the_run_menu(window, qtbot):
+    window.open_example(EXAMPLES / "blur.json")
+    assert window.wait_idle()
+    action = next(a for a in window.findChildren(QtGui.QAction) if a.text() == "&Trace Schedule")
+    assert action.shortcut().toString() == "Ctrl+T"
+    window.trace.side.setValue(16)
+    with qtbot.waitSignal(window.trace.finished, timeout=120_000) as blocker:
+        action.trigger()
+    assert window.bottom_tabs.currentWidget() is window.trace
+    labels = {f.label for f in blocker.args[0].funcs}
+    assert {"blur: blur_x", "result: out"} <= labels
+    window.new_document()
+    assert window.trace.trace is None and window.trace.status.text() == "No trace yet."
