@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,8 +114,8 @@ def _calls(c: Func, f: Wrapped) -> bool:
     return any(_is_call_of(n, f) for d in _definitions(c) for e in _definition_exprs(d) for n in walk(e))
 
 
-def _redirect(c: Func, f: Wrapped, w: Func) -> None:
-    """Make every call of f in c's definitions a call of w (same coordinates, same value)."""
+def _calls_replaced(f: Wrapped, w: Func) -> Callable[[E.Expr], E.Expr]:
+    """An Expr rewriter that makes every call of f a call of w (same coordinates and value)."""
 
     def fn(node: E.Expr) -> E.Expr | None:
         if not _is_call_of(node, f):
@@ -122,12 +123,18 @@ def _redirect(c: Func, f: Wrapped, w: Func) -> None:
         args = tuple(mutate(a, fn) for a in node.args)
         return E.Call(node.type(), w.name(), args, "func", w, node.value_index)
 
+    return lambda e: mutate(e, fn)
+
+
+def _redirect(c: Func, f: Wrapped, w: Func) -> None:
+    """Make every call of f in c's definitions a call of w."""
+    rewrite = _calls_replaced(f, w)
     for d in _definitions(c):
-        d.value = mutate(d.value, fn)
-        d.extra_values = tuple(mutate(v, fn) for v in d.extra_values)
-        d.args = tuple(mutate(a, fn) for a in d.args)
+        d.value = rewrite(d.value)
+        d.extra_values = tuple(rewrite(v) for v in d.extra_values)
+        d.args = tuple(rewrite(a) for a in d.args)
         if d.predicate is not None:
-            d.predicate = mutate(d.predicate, fn)
+            d.predicate = rewrite(d.predicate)
 
 
 def _pure_args(f: Wrapped) -> list[Any]:
@@ -188,8 +195,8 @@ def _made_before(f: Wrapped, record: _Wrappers, targets: list[Func], clone: bool
     taken = ", ".join(f"`{c.name()}`" for c, k in zip(targets, known, strict=True) if k is not None)
     what = "clone" if clone else "wrapper"
     raise ScheduleError(
-        f"{directive} of `{f.name()}`: {taken} already call another wrapper or clone of `{f.name()}`; make one "
-        f"{what} for all of its consumers at once"
+        f"{directive} of `{f.name()}`: another wrapper or clone of `{f.name()}` already stands for it in "
+        f"{taken}; make one {what} for all of its consumers at once"
     )
 
 
@@ -228,22 +235,17 @@ def clone_in(f: Func, consumers: Any) -> Func:
 
 def _copy_definitions(f: Func, clone: Func) -> None:
     """clone's definitions are f's, with f's references to itself made references to clone."""
-
-    def fn(node: E.Expr) -> E.Expr | None:
-        if not _is_call_of(node, f):
-            return None
-        args = tuple(mutate(a, fn) for a in node.args)
-        return E.Call(node.type(), clone.name(), args, "func", clone, node.value_index)
+    rewrite = _calls_replaced(f, clone)
 
     def copy(d: Definition) -> Definition:
         return Definition(
-            tuple(mutate(a, fn) for a in d.args),
-            mutate(d.value, fn),
+            tuple(rewrite(a) for a in d.args),
+            rewrite(d.value),
             d.rdom,
-            None if d.predicate is None else mutate(d.predicate, fn),
+            None if d.predicate is None else rewrite(d.predicate),
             None,
             d.pure_vars,
-            tuple(mutate(v, fn) for v in d.extra_values),
+            tuple(rewrite(v) for v in d.extra_values),
         )
 
     clone.adopt_definitions(copy(f.definition()), [copy(d) for d in f.updates()])

@@ -201,7 +201,7 @@ def test_refusals_name_the_func_and_say_why():
     w = f.in_(g)
     with pytest.raises(CompileError, match=r"made by f.in_\(g\) as a wrapper of `f`"):
         w[funcs["x"], funcs["y"]] = w[funcs["x"], funcs["y"]] + 1
-    with pytest.raises(ScheduleError, match="`g` already call another wrapper or clone of `f`"):
+    with pytest.raises(ScheduleError, match="another wrapper or clone of `f` already stands for it in `g`"):
         f.clone_in(g)
-    with pytest.raises(ScheduleError, match="`g` already call another wrapper or clone of `f`"):
+    with pytest.raises(ScheduleError, match="another wrapper or clone of `f` already stands for it in `g`"):
         f.in_([g, h])
