@@ -12,7 +12,6 @@ collects its Funcs, which is when the calls are redirected (as Halide does when 
 from __future__ import annotations
 
 import itertools
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,16 +30,21 @@ _current_generation = 0
 
 
 @dataclass
-class _Wrappers:
-    """The wrappers and clones made of one Func or image."""
+class Wrappers:
+    """The wrappers and clones made of one Func or image (its `wrapping` attribute). The
+    consumers are held here too, so the ids used as keys stay theirs."""
 
-    by_consumer: dict[int, Func] = field(default_factory=dict)  # id(consumer) -> wrapper or clone
+    by_consumer: dict[int, tuple[Func, Func]] = field(default_factory=dict)  # id -> (consumer, wrapper or clone)
     global_wrapper: Func | None = None
-    made: set[int] = field(default_factory=set)  # id() of every wrapper and clone of it
+    made: set[int] = field(default_factory=set)  # id() of every wrapper and clone of it (held above)
 
 
-_records: weakref.WeakKeyDictionary[Any, _Wrappers] = weakref.WeakKeyDictionary()
-_origin: weakref.WeakKeyDictionary[Func, Any] = weakref.WeakKeyDictionary()  # wrapper -> what it wraps
+@dataclass(frozen=True)
+class Origin:
+    """What a wrapper or clone stands for (its `wrapper_of` attribute)."""
+
+    wrapped: Any  # the Func or ImageParam
+    is_clone: bool
 
 
 def wrapping_generation() -> int:
@@ -56,14 +60,13 @@ def _bump() -> None:
 
 def wrapped_by(w: Func) -> Wrapped | None:
     """The Func or image that `w` wraps or clones, or None for an ordinary Func."""
-    return _origin.get(w)
+    return None if w.wrapper_of is None else w.wrapper_of.wrapped
 
 
-def _record(f: Wrapped) -> _Wrappers:
-    record = _records.get(f)
-    if record is None:
-        record = _records[f] = _Wrappers()
-    return record
+def _record(f: Wrapped) -> Wrappers:
+    if f.wrapping is None:
+        f.wrapping = Wrappers()
+    return f.wrapping
 
 
 def _consumer_list(f: Wrapped, consumers: Any, directive: str) -> list[Func]:
@@ -148,7 +151,7 @@ def _new_wrapper(f: Wrapped, name: str, directive: str) -> Func:
     args = _pure_args(f)
     w[tuple(args)] = f[tuple(args)]
     w.freeze_definitions(f"made by {directive} as a wrapper of `{f.name()}`")
-    _origin[w] = f
+    w.wrapper_of = Origin(f, is_clone=False)
     _record(f).made.add(id(w))
     return w
 
@@ -178,15 +181,15 @@ def wrap_in(f: Wrapped, consumers: Any = None) -> Func:
     w = _new_wrapper(f, f"{f.name()}_in_{label}", f"{f.name()}.in_({', '.join(c.name() for c in targets)})")
     for c in targets:
         _redirect(c, f, w)
-        record.by_consumer[id(c)] = w
+        record.by_consumer[id(c)] = (c, w)
     _bump()
     return w
 
 
-def _made_before(f: Wrapped, record: _Wrappers, targets: list[Func], clone: bool, directive: str) -> Func | None:
+def _made_before(f: Wrapped, record: Wrappers, targets: list[Func], clone: bool, directive: str) -> Func | None:
     """The wrapper (or clone) made earlier for exactly these consumers, None if none of them
     has one; ScheduleError if some have another one."""
-    known = [record.by_consumer.get(id(c)) for c in targets]
+    known = [record.by_consumer[id(c)][1] if id(c) in record.by_consumer else None for c in targets]
     if all(k is None for k in known):
         return None
     first = known[0]
@@ -200,11 +203,8 @@ def _made_before(f: Wrapped, record: _Wrappers, targets: list[Func], clone: bool
     )
 
 
-_clones: weakref.WeakSet[Func] = weakref.WeakSet()
-
-
 def _is_clone(w: Func) -> bool:
-    return w in _clones
+    return w.wrapper_of is not None and w.wrapper_of.is_clone
 
 
 def clone_in(f: Func, consumers: Any) -> Func:
@@ -223,12 +223,11 @@ def clone_in(f: Func, consumers: Any) -> Func:
     clone = Func(f"{f.name()}_clone_in_{label}")
     _copy_definitions(f, clone)
     clone.restore_schedule(f.schedule_snapshot())
-    _origin[clone] = f
-    _clones.add(clone)
+    clone.wrapper_of = Origin(f, is_clone=True)
     record.made.add(id(clone))
     for c in targets:
         _redirect(c, f, clone)
-        record.by_consumer[id(c)] = clone
+        record.by_consumer[id(c)] = (c, clone)
     _bump()
     return clone
 
@@ -261,7 +260,7 @@ def apply_global_wrappers(c: Func) -> None:
                 if isinstance(n, E.Call) and n.call_kind in ("func", "image") and n.target is not c:
                     callees.setdefault(id(n.target), n.target)
     for callee in callees.values():
-        record = _records.get(callee)
+        record = callee.wrapping
         if record is None or record.global_wrapper is None or id(c) in record.made:
             continue
         _redirect(c, callee, record.global_wrapper)

@@ -71,6 +71,8 @@ class Func(FuncScheduling):
         self._estimates: dict[str, tuple[int, int]] = {}
         self._output_buffer: Any = None
         self._traced: set[str] = set()
+        self.wrapping: Any = None  # engine.wrappers.Wrappers: the wrappers and clones made of this Func
+        self.wrapper_of: Any = None  # engine.wrappers.Origin, for a wrapper or clone
 
     # ------------------------------------------------------------------ introspection
     def name(self) -> str:

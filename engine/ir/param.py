@@ -143,6 +143,7 @@ class ImageParam:
         self._array: np.ndarray | None = None
         self._estimates: dict[int, tuple[int, int]] = {}
         self._trace_loads = False
+        self.wrapping: Any = None  # engine.wrappers.Wrappers: the wrappers made of this image
 
     def name(self) -> str:
         return self._name
