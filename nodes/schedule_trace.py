@@ -153,7 +153,7 @@ def trace_document(
             for f in pipeline.funcs:
                 f.trace_realizations()
             set_trace_handler(measure)
-            cropped = _run_on_a_corner(built, images, params, side, should_stop)
+            cropped = _run_on_a_corner(built, images, params, side, should_stop, points.clear)
             outputs = {f.name() for f in pipeline.outputs}
             for f in pipeline.funcs:
                 f.stop_tracing()
@@ -227,12 +227,14 @@ def _run_on_a_corner(
     params: dict[str, Any] | None,
     side: int,
     should_stop: Callable[[], None] | None,
+    before_each_try: Callable[[], None],
 ) -> dict[str, np.ndarray]:
-    """Run on the smallest corner (side, 2 side, ... MAX_SIDE) the schedule can compute.
-    Returns the corner used."""
+    """Run on the smallest corner (side, 2 side, ... MAX_SIDE) the schedule can compute
+    (`before_each_try` forgets what a failed try recorded). Returns the corner used."""
     while True:
         if should_stop is not None:
             should_stop()
+        before_each_try()
         cropped = crop_inputs(images, side)
         try:
             built.run(cropped, params)
