@@ -360,8 +360,8 @@ def build_camera_pipe(m: Any, vec: int = 16, strip: int = 32) -> tuple[Any, dict
 def build_interpolate(m: Any, vec: int = VECTOR_F32, levels: int = 10) -> tuple[Any, dict]:
     """apps/interpolate: fills the transparent parts of a premultiplied RGBA float image
     from a pyramid (10 levels); the output is RGB of the input's size. Halide's CPU
-    schedule `clone_in`s the first level into the second; here that wrapper is written by
-    hand (a second Func with the same definition), the same on both sides."""
+    schedule: the first level is `clone_in`ed into the second level's horizontal pass and
+    computed in its rows."""
     x, y, c = m.Var("x"), m.Var("y"), m.Var("c")
     yo, yi, xo, xi = m.Var("yo"), m.Var("yi"), m.Var("xo"), m.Var("xi")
     inp = m.ImageParam(m.Float(32), 3, "input")
@@ -374,10 +374,8 @@ def build_interpolate(m: Any, vec: int = VECTOR_F32, levels: int = 10) -> tuple[
     downx = [m.Func(f"downx_{k}") for k in range(levels)]
     interpolated = [m.Func(f"interpolated_{k}") for k in range(levels)]
     premultiplied(downsampled[0])
-    level0_for_downx1 = m.Func("downsampled_0_in_downx_1")  # the clone_in wrapper
-    premultiplied(level0_for_downx1)
     for j in range(1, levels):
-        prev = level0_for_downx1 if j == 1 else downsampled[j - 1]
+        prev = downsampled[j - 1]
         if j == 4:
             w, h = inp.width() // (1 << (j - 1)), inp.height() // (1 << (j - 1))
             bounded = m.Func(f"bounded_{j - 1}")
@@ -399,6 +397,7 @@ def build_interpolate(m: Any, vec: int = VECTOR_F32, levels: int = 10) -> tuple[
     for j in range(1, levels - 1):
         downsampled[j].compute_root().reorder(x, c, y).split(y, yo, yi, 8).parallel(yo).vectorize(x, vec)
         _never_partition(downsampled[j], x)
+    level0_for_downx1 = downsampled[0].clone_in(downx[1])
     level0_for_downx1.store_at(downsampled[1], yo).compute_at(downsampled[1], yi).reorder(c, x, y).unroll(c)
     _never_partition(level0_for_downx1.vectorize(x, vec), y)
     _never_partition(normalize.bound(x, 0, inp.width()).bound(y, 0, inp.height()).bound(c, 0, 3), y)

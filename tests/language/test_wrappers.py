@@ -205,3 +205,21 @@ def test_refusals_name_the_func_and_say_why():
         f.clone_in(g)
     with pytest.raises(ScheduleError, match="another wrapper or clone of `f` already stands for it in `g`"):
         f.in_([g, h])
+
+
+def test_halides_interpolate_app_with_its_clone_in_schedule_matches_halide():
+    import halide as hl
+
+    from benchmarks.apps import build_interpolate
+
+    rng = np.random.default_rng(3)
+    image = rng.random((4, 96, 128), dtype=np.float32)
+    image[3] = (image[3] > 0.5).astype(np.float32)  # half the pixels transparent
+    theirs_out, theirs_inputs = build_interpolate(hl)
+    theirs_inputs["input"].set(hl.Buffer(image))
+    theirs = np.asarray(theirs_out.realize([128, 96, 3])).copy()
+    ours_out, _ = build_interpolate(pw)
+    pipeline = pw.Pipeline(ours_out)
+    assert "downsampled_0_clone_in_downx_1" in [f.name() for f in pipeline.funcs]
+    ours = pipeline.compile()([128, 96, 3], {"input": image})
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
