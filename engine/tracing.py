@@ -33,13 +33,14 @@ class TraceEvent:
     func: str
     value: int | float | bool | None
     coordinates: tuple[int, ...]
+    value_index: int = 0  # which value of a Func that returns a Tuple
 
     def to_text(self) -> str:
         """The line Halide's default tracer prints for this event."""
         coords = ", ".join(str(c) for c in self.coordinates)
         if self.event in ("load", "store"):
             shown = str(self.value).lower() if isinstance(self.value, bool) else _shown(self.value)
-            return f"{self.event.capitalize()} {self.func}.0({coords}) = {shown}"
+            return f"{self.event.capitalize()} {self.func}.{self.value_index}({coords}) = {shown}"
         verb = "Begin" if self.event == "begin_realization" else "End"
         return f"{verb} realization {self.func}.0({coords})"
 
@@ -54,6 +55,7 @@ class TraceSite:
     func: str
     type: Type
     coordinates: int  # how many coordinate values follow the value
+    value_index: int = 0
 
 
 _sites: dict[int, TraceSite] = {}
@@ -62,10 +64,10 @@ _handler: list[Callable[[TraceEvent], Any] | None] = [None]
 _file: list[IO[str] | None] = [None]
 
 
-def trace_site(event: str, func: str, t: Type, coordinates: int) -> int:
+def trace_site(event: str, func: str, t: Type, coordinates: int, value_index: int = 0) -> int:
     """The number of a trace site (stable across processes, so cached code stays valid)."""
-    site = TraceSite(event, func, t, coordinates)
-    text = repr((event, func, str(t), coordinates))
+    site = TraceSite(event, func, t, coordinates, value_index)
+    text = repr((event, func, str(t), coordinates) + ((value_index,) if value_index else ()))
     number = int.from_bytes(hashlib.sha256(text.encode()).digest()[:7], "little")
     _sites[number] = site
     return number
@@ -103,7 +105,7 @@ def emit_trace(number: int, bits: list[int]) -> None:
             import struct
 
             value = struct.unpack("<d", struct.pack("<Q", bits[0] & (2**64 - 1)))[0]
-    event = TraceEvent(site.event, site.func, value, coords)
+    event = TraceEvent(site.event, site.func, value, coords, site.value_index)
     handler = _handler[0]
     if handler is not None:
         handler(event)

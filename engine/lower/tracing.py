@@ -28,8 +28,8 @@ def add_tracing(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     return _Trace(traced).mutate(stmt)
 
 
-def _event_call(event: str, name: str, value: E.Expr, coords: tuple[E.Expr, ...]) -> E.Call:
-    number = trace_site(event, name, value.type(), len(coords))
+def _event_call(event: str, name: str, value: E.Expr, coords: tuple[E.Expr, ...], value_index: int = 0) -> E.Call:
+    number = trace_site(event, name, value.type(), len(coords), value_index)
     return E.Call(value.type(), f"{TRACE_PREFIX}{number}", (value, *coords), "intrinsic")
 
 
@@ -42,8 +42,8 @@ class _Trace(StmtMutator):
             traced = isinstance(node, E.Call) and node.call_kind in ("func", "image")
             if traced and "loads" in self.traced.get(node.name, ()):
                 args = tuple(self.mutate_expr(a) for a in node.args)
-                call = E.Call(node.type(), node.name, args, node.call_kind, node.target)
-                return _event_call("load", node.name, call, args)
+                call = E.Call(node.type(), node.name, args, node.call_kind, node.target, node.value_index)
+                return _event_call("load", node.name, call, args, node.value_index)
             return None
 
         return mutate(e, fn)
@@ -52,8 +52,8 @@ class _Trace(StmtMutator):
         value = self.mutate_expr(s.value)
         args = tuple(self.mutate_expr(a) for a in s.args)
         if "stores" in self.traced.get(s.name, ()):
-            value = _event_call("store", s.name, value, args)
-        return Provide(s.name, value, args)
+            value = _event_call("store", s.name, value, args, s.value_index)
+        return Provide(s.name, value, args, s.value_index)
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
         body = self.mutate(s.body)
