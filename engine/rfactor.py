@@ -17,6 +17,7 @@ from pixelweave.engine.ir.tuple import Tuple
 from pixelweave.engine.ir.types import Type
 from pixelweave.engine.ir.var import RDom, RVar, Var
 from pixelweave.engine.ir.visit import find_variables, mutate, substitute, walk
+from pixelweave.engine.self_reference import is_self_call, reads_func
 
 _OPS = {E.Add: ops.add, E.Mul: ops.mul, E.Min: ops.min, E.Max: ops.max}
 
@@ -54,20 +55,6 @@ class _Reduction:
         self.combine = combine  # (old values, new values) -> one Expr per value
 
 
-def _is_self(e: E.Expr, f: Func, d: Any, value_index: int = 0) -> bool:
-    return (
-        isinstance(e, E.Call)
-        and e.call_kind == "func"
-        and e.target is f
-        and e.value_index == value_index
-        and all(x.same_as(y) for x, y in zip(e.args, d.args, strict=True))
-    )
-
-
-def _reads(e: E.Expr, f: Func) -> bool:
-    return any(isinstance(n, E.Call) and n.call_kind == "func" and n.target is f for n in walk(e))
-
-
 def _scalar_reduction(f: Func, d: Any) -> _Reduction | None:
     """f[L] = f[L] op e with op one of +, *, min, max."""
     v = d.value
@@ -75,7 +62,7 @@ def _scalar_reduction(f: Func, d: Any) -> _Reduction | None:
         return None
     op = type(v)
     for self_side, other in ((v.a, v.b), (v.b, v.a)):
-        if _is_self(self_side, f, d) and not _reads(other, f):
+        if is_self_call(self_side, f, d) and not reads_func(other, f):
             return _Reduction([other], [_identity(op, other.type())], lambda old, new: [_OPS[op](old[0], new[0])])
     return None
 
@@ -83,14 +70,14 @@ def _scalar_reduction(f: Func, d: Any) -> _Reduction | None:
 def _new_term(v: E.Expr, f: Func, d: Any, i: int) -> E.Expr | None:
     """The new value element i of a Tuple update combines with the old one f[L][i]."""
     if isinstance(v, E.Select):
-        if _is_self(v.false_value, f, d, i):
+        if is_self_call(v.false_value, f, d, i):
             return v.true_value
-        if _is_self(v.true_value, f, d, i):
+        if is_self_call(v.true_value, f, d, i):
             return v.false_value
     if isinstance(v, (E.Min, E.Max)):
-        if _is_self(v.b, f, d, i):
+        if is_self_call(v.b, f, d, i):
             return v.a
-        if _is_self(v.a, f, d, i):
+        if is_self_call(v.a, f, d, i):
             return v.b
     return None
 
@@ -105,7 +92,7 @@ def _arg_reduction(f: Func, d: Any) -> _Reduction | None:
     if len(values) < 2:
         return None
     terms = [_new_term(v, f, d, i) for i, v in enumerate(values)]
-    if any(t is None or _reads(t, f) for t in terms):
+    if any(t is None or reads_func(t, f) for t in terms):
         return None
     old = [E.Variable(f"old${i}", v.type(), "let") for i, v in enumerate(values)]
     new = [E.Variable(f"new${i}", v.type(), "let") for i, v in enumerate(values)]
@@ -114,7 +101,7 @@ def _arg_reduction(f: Func, d: Any) -> _Reduction | None:
         for i, t in enumerate(terms):
             if node.same_as(t):
                 return new[i]
-        if isinstance(node, E.Call) and _is_self(node, f, d, node.value_index):
+        if isinstance(node, E.Call) and is_self_call(node, f, d, node.value_index):
             return old[node.value_index]
         return None
 

@@ -139,6 +139,7 @@ class StageSchedule:
     dims: list[Dim]
     splits: list[Split] = field(default_factory=list)
     single_thread: bool = False  # gpu_single_thread(): the stage runs in one GPU work-item
+    atomic: bool = False  # atomic(): the update stores with atomic read-modify-writes
 
     @staticmethod
     def for_definition(d: Definition) -> StageSchedule:
@@ -399,20 +400,68 @@ class Stage:
         return self.reorder(xi, yi, xo, yo)
 
     def _mark(self, v: Any, for_type: ForType, factor: int | None, what: str) -> Stage:
+        # refused before any split is made, so a refused directive leaves the schedule as it was
+        self._check_mark(self.schedule.dims[self._dim_index(v)], for_type, what)
         if factor is not None:
             factor = self._check_factor(factor, f"the {what} factor")
             i = self._dim_index(v)
             self.split(v, v, self._generated_name(), factor)
             v = self.schedule.dims[i].name
-        i = self._dim_index(v)
-        dim = self.schedule.dims[i]
-        if dim.is_rvar and for_type in (ForType.PARALLEL, ForType.VECTORIZED, ForType.GPU_BLOCK, ForType.GPU_THREAD):
+        self.schedule.dims[self._dim_index(v)].for_type = for_type
+        return self
+
+    def _check_mark(self, dim: Dim, for_type: ForType, what: str) -> None:
+        if self.schedule.atomic and for_type in (ForType.VECTORIZED, ForType.GPU_BLOCK, ForType.GPU_THREAD):
+            raise ScheduleError(
+                f"cannot {what} {dim.name} of {self.describe()}: its stores are atomic (atomic()), which "
+                "Pixelweave does for one point at a time on the CPU; use parallel()"
+            )
+        atomic_parallel = self.schedule.atomic and for_type == ForType.PARALLEL
+        if dim.is_rvar and not atomic_parallel and for_type in (
+            ForType.PARALLEL, ForType.VECTORIZED, ForType.GPU_BLOCK, ForType.GPU_THREAD
+        ):  # fmt: skip
             raise ScheduleError(
                 f"cannot {what} reduction variable {dim.name} of {self.describe()}: its iterations may "
                 "depend on each other; only pure variables of an update can run in parallel, as vectors "
-                "or on the GPU"
+                "or on the GPU (a +, min or max update may run its reduction variables in parallel "
+                "after atomic())"
             )
-        dim.for_type = for_type
+
+    def atomic(self, override_associativity_test: bool = False) -> Stage:
+        """Halide's Stage.atomic: the update's stores become atomic read-modify-writes, so its
+        reduction variables may run in parallel (the order of the updates to one point then
+        varies, which changes float sums by rounding). For updates `f[L] = f[L] op e` with op
+        +, min or max (and -, with `override_associativity_test=True`, as in Halide)."""
+        from pixelweave.engine.self_reference import atomic_form, is_associative
+
+        if self.index == 0:
+            raise ScheduleError(
+                f"atomic() applies to update definitions, not to the pure definition of {self.describe()}"
+            )
+        d = self.definition
+        if d.extra_values:
+            raise ScheduleError(f"atomic() of {self.describe()}: a Func with a Tuple of values is not supported")
+        if self.func.type().is_bool():
+            raise ScheduleError(f"atomic() of {self.describe()}: a bool Func has no atomic read-modify-write")
+        form = atomic_form(self.func, d)
+        if form is None:
+            raise ScheduleError(
+                f"atomic() of {self.describe()} needs an update of the form f[...] = f[...] op e with op one of "
+                f"+, -, min, max and e not reading `{self.func.name()}`; its value is {d.value}"
+            )
+        if not is_associative(form[0]) and not override_associativity_test:
+            raise ScheduleError(
+                f"atomic() of {self.describe()}: its operation ({form[0]}) is not associative and commutative, so "
+                "the result would depend on the order of the updates (as Halide, pass "
+                "override_associativity_test=True to run it anyway)"
+            )
+        for dim in self.schedule.dims:
+            if dim.for_type in (ForType.VECTORIZED, ForType.GPU_BLOCK, ForType.GPU_THREAD):
+                raise ScheduleError(
+                    f"atomic() of {self.describe()}: loop {dim.name} is {dim.for_type.value}; atomic stores "
+                    "are made one point at a time on the CPU"
+                )
+        self.schedule.atomic = True
         return self
 
     def partition(self, v: Any, policy: Partition) -> Stage:

@@ -227,16 +227,19 @@ class Provide(Stmt):
     """Multi-dimensional store `name(args) = value`; value_index is the element stored of a
     Func that returns a Tuple (each element has storage of its own, `name.i`)."""
 
-    __slots__ = ("args", "name", "value", "value_index")
+    __slots__ = ("args", "atomic", "name", "value", "value_index")
 
-    def __init__(self, name: str, value: E.Expr, args: tuple[E.Expr, ...], value_index: int = 0) -> None:
+    def __init__(
+        self, name: str, value: E.Expr, args: tuple[E.Expr, ...], value_index: int = 0, atomic: str | None = None
+    ) -> None:
         self.name, self.value, self.args, self.value_index = name, value, tuple(args), value_index
+        self.atomic = atomic  # "add", "sub", "min" or "max": combine value into the point atomically
 
     def children(self):
         return (self.value, *self.args)
 
     def with_children(self, c) -> Provide:
-        return Provide(self.name, c[0], tuple(c[1:]), self.value_index)
+        return Provide(self.name, c[0], tuple(c[1:]), self.value_index, self.atomic)
 
 
 class Allocate(Stmt):
@@ -260,16 +263,17 @@ class Allocate(Stmt):
 class Store(Stmt):
     """Flat store `buffer[index] = value` (vector index and value for vector stores)."""
 
-    __slots__ = ("buffer", "index", "value")
+    __slots__ = ("atomic", "buffer", "index", "value")
 
-    def __init__(self, buffer: str, value: E.Expr, index: E.Expr) -> None:
+    def __init__(self, buffer: str, value: E.Expr, index: E.Expr, atomic: str | None = None) -> None:
         self.buffer, self.value, self.index = buffer, value, index
+        self.atomic = atomic  # as Provide.atomic: an atomic read-modify-write of the element
 
     def children(self):
         return (self.value, self.index)
 
     def with_children(self, c) -> Store:
-        return Store(self.buffer, c[0], c[1])
+        return Store(self.buffer, c[0], c[1], self.atomic)
 
 
 class IfThenElse(Stmt):

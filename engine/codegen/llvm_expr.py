@@ -147,8 +147,14 @@ class ExprCodeGen:
         b = self.b
         if t.lanes == 1:
             p = b.gep(elem, ref.pointer, self._index64(self._expr(s.index, hint="index")), f"{s.buffer}.addr")
+            if s.atomic is not None:
+                op = _atomic_rmw(s.atomic, t)
+                b.assign(elem, f"atomicrmw {op} ptr {p.ref}, {value} monotonic, align {align}", f"{s.buffer}.old")
+                return
             b.store(value, p, align)
             return
+        if s.atomic is not None:
+            raise CompileError(f"the atomic update of `{s.buffer}` reached the backend as a vector store")
         idx = s.index
         if isinstance(idx, Ramp) and constant_int(idx.stride) == 1:
             base = self._expr(idx.base, hint="index")
@@ -452,3 +458,12 @@ class ExprCodeGen:
         if t.bits == 64:
             return v
         return b.convert("sext" if t.is_int() else "zext", v, "i64")
+
+
+def _atomic_rmw(op: str, t: Type) -> str:
+    """The LLVM atomicrmw operation for an atomic() update of element type t."""
+    if t.is_float():
+        return {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax"}[op]
+    if op in ("min", "max"):
+        return op if t.is_int() else f"u{op}"
+    return op

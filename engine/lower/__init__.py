@@ -198,6 +198,10 @@ def _check_target(ctx: LoweringContext) -> None:
                         f"the target here is {ctx.target!r}"
                     )
             if ctx.target == "opencl":
+                if getattr(stage.schedule, "atomic", False):
+                    raise ScheduleError(
+                        f"`{where}` is atomic(), which Pixelweave compiles for CPU targets only, not target='opencl'"
+                    )
                 continue
             for d in stage.schedule.dims:
                 if d.for_type in (ForType.GPU_BLOCK, ForType.GPU_THREAD):

@@ -97,7 +97,7 @@ class _Flatten(StmtMutator):
         value = self.mutate_expr(s.value)
         args = tuple(self.mutate_expr(a) for a in s.args)
         name = value_buffer(s.name, s.value_index, self.tuple_types)
-        return Store(name, value, self._index(name, args))
+        return Store(name, value, self._index(name, args), s.atomic)
 
     def _index(self, name: str, args: tuple[E.Expr, ...]) -> E.Expr:
         internal = name in self.folds

@@ -15,6 +15,7 @@ from pixelweave.engine.ir.visit import substitute
 from pixelweave.engine.lower.context import FuncInfo
 from pixelweave.engine.lower.simplify import simplify
 from pixelweave.engine.schedule import Split, TailStrategy, resolve_tail
+from pixelweave.engine.self_reference import atomic_form
 from pixelweave.engine.stmt import For, ForType, IfThenElse, LetStmt, ProducerConsumer, Provide, Stmt, make_block
 
 I32 = Int(32)
@@ -70,7 +71,14 @@ def build_stage(info: FuncInfo, k: int) -> Stmt:
     renames = {v: var(prefix + v) for v in originals}
     values = [substitute(v, renames) for v in d.all_values()]
     args = tuple(substitute(a, renames) for a in d.args)
-    body = _provide(info.name, prefix, values, args)
+    if sched.atomic:
+        # atomic(): the store combines the new term into the point in one atomic operation
+        form = atomic_form(info.func, d)
+        if form is None:
+            raise ScheduleError(f"atomic() of update {k - 1} of `{info.name}`: its definition is no longer f = f op e")
+        body: Stmt = Provide(info.name, substitute(form[1], renames), args, 0, form[0])
+    else:
+        body = _provide(info.name, prefix, values, args)
     if d.predicate is not None:
         body = IfThenElse(substitute(d.predicate, renames), body)
     # Each guard goes just inside the let of the variable it tests, outside the lets

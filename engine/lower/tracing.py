@@ -53,7 +53,7 @@ class _Trace(StmtMutator):
         args = tuple(self.mutate_expr(a) for a in s.args)
         if "stores" in self.traced.get(s.name, ()):
             value = _event_call("store", s.name, value, args, s.value_index)
-        return Provide(s.name, value, args, s.value_index)
+        return Provide(s.name, value, args, s.value_index, s.atomic)
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
         body = self.mutate(s.body)

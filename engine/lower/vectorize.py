@@ -114,7 +114,12 @@ class _Widen(StmtMutator):
         if not index.type().is_vector():
             if value.type().is_vector():
                 raise _CannotVectorize  # every lane would write the same element
-            return s if (value is s.value and index is s.index) else Store(s.buffer, value, index)
+            return s if (value is s.value and index is s.index) else Store(s.buffer, value, index, s.atomic)
+        if s.atomic is not None:
+            raise ScheduleError(
+                f"the atomic() update of `{s.buffer}` is inside a vectorized loop; its stores are made one "
+                "point at a time: compute it outside the vectorized loop, or do not vectorize that loop"
+            )
         return Store(s.buffer, _broadcast(value, self.lanes), index)
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
