@@ -120,7 +120,7 @@ def _stage_calls(definition: Any) -> list[str]:
     if schedule is None:
         return []
     dims = [d.name for d in StageSchedule.for_definition(definition).dims]
-    calls = []
+    calls = ["atomic()"] if schedule.atomic else []
     for s in schedule.splits:
         if s.kind == "split":
             tail = "" if s.tail is TailStrategy.AUTO else f", TailStrategy.{s.tail.name.title().replace('_', '')}"

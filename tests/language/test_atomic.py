@@ -59,6 +59,9 @@ def test_the_stores_are_atomic_read_modify_writes(tmp_path):
     out.compile_to_llvm_assembly(str(path), [])
     assert "atomicrmw fadd ptr %h.addr" in path.read_text()
     assert "parallel r" in pw.Pipeline(out).loop_nest()
+    from pixelweave.engine.autoschedule.directives import current_schedule_text
+
+    assert ".update(0).atomic().parallel(" in current_schedule_text(pw.Pipeline(out))
 
 
 def test_many_threads_updating_few_points_lose_no_update():
