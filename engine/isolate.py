@@ -180,6 +180,7 @@ def _copy_storage_schedule(f: Func, clone: Func) -> None:
     target.bounds = dict(original.bounds)
     target.bound_extents = dict(original.bound_extents)
     target.alignments = dict(original.alignments)
+    target.storage_alignments = dict(original.storage_alignments)
     target.storage_order = list(original.storage_order) if original.storage_order is not None else None
 
 

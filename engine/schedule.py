@@ -161,6 +161,7 @@ class FuncSchedule:
     bound_extents: dict[str, Any] = field(default_factory=dict)  # bound_extent(): extent fixed, min inferred
     # align_bounds()/align_extent(): (modulus, remainder); remainder None keeps the min
     alignments: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+    storage_alignments: dict[str, int] = field(default_factory=dict)  # align_storage(): extent padded to a multiple
 
     def copy(self) -> FuncSchedule:
         """An independent copy (the levels are shared: they name other Funcs' loops)."""
@@ -171,6 +172,7 @@ class FuncSchedule:
             None if self.storage_order is None else list(self.storage_order),
             dict(self.bound_extents),
             dict(self.alignments),
+            dict(self.storage_alignments),
         )
 
 
@@ -696,6 +698,13 @@ class FuncScheduling:
         `modulus`, keeping its min (Halide's align_extent)."""
         name = self._pure_dimension(v, "align_extent")
         self._sched().alignments[name] = (self._modulus(name, modulus, "align_extent"), None)
+        return self
+
+    def align_storage(self, v: Any, alignment: int):
+        """Pad the storage of dimension v to a multiple of `alignment` elements (Halide's
+        align_storage), so the strides of the dimensions stored outside it are multiples of it."""
+        name = self._pure_dimension(v, "align_storage")
+        self._sched().storage_alignments[name] = self._modulus(name, alignment, "align_storage")
         return self
 
     def _modulus(self, name: str, modulus: Any, directive: str) -> int:

@@ -93,6 +93,8 @@ def current_schedule_text(pipeline: Pipeline) -> str:
             calls.append(f"bound({var}, {lo}, {extent})")
         for var, extent in state.bound_extents.items():
             calls.append(f"bound_extent({var}, {extent})")
+        for var, alignment in state.storage_alignments.items():
+            calls.append(f"align_storage({var}, {alignment})")
         for var, (modulus, remainder) in state.alignments.items():
             calls.append(f"align_extent({var}, {modulus})" if remainder is None else
                          f"align_bounds({var}, {modulus}, {remainder})")  # fmt: skip

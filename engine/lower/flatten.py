@@ -10,9 +10,10 @@ from __future__ import annotations
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.ir.visit import mutate
+from pixelweave.engine.lower.allocation_bounds import I64, storage_size_check, widen
 from pixelweave.engine.lower.context import LoweringContext
 from pixelweave.engine.lower.simplify import as_const_int, simplify
-from pixelweave.engine.stmt import Allocate, LetStmt, Load, Provide, Realize, Stmt, Store
+from pixelweave.engine.stmt import Allocate, LetStmt, Load, Provide, Realize, Stmt, Store, make_block
 from pixelweave.engine.stmt_visit import StmtMutator
 
 I32 = Int(32)
@@ -49,12 +50,16 @@ def flat_index(
 def storage_flattening(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     orders = {}
     tuple_types = {}
+    padding: dict[str, dict[int, int]] = {}
     for info in ctx.funcs:
         order = info.schedule.storage_order
         orders[info.name] = [info.pure_vars.index(v) for v in order] if order else list(range(len(info.pure_vars)))
         if len(info.types) > 1:
             tuple_types[info.name] = info.types
-    return _Flatten(orders, output_first_strides(ctx), tuple_types).mutate(stmt)
+        aligned = info.schedule.storage_alignments
+        if aligned:
+            padding[info.name] = {info.pure_vars.index(v): a for v, a in aligned.items()}
+    return _Flatten(orders, output_first_strides(ctx), tuple_types, padding).mutate(stmt)
 
 
 def value_buffer(name: str, value_index: int, tuple_types: dict) -> str:
@@ -76,11 +81,16 @@ def output_first_strides(ctx: LoweringContext) -> dict[str, int]:
 
 class _Flatten(StmtMutator):
     def __init__(
-        self, orders: dict[str, list[int]], first_strides: dict[str, int], tuple_types: dict | None = None
+        self,
+        orders: dict[str, list[int]],
+        first_strides: dict[str, int],
+        tuple_types: dict | None = None,
+        padding: dict[str, dict[int, int]] | None = None,
     ) -> None:
         self.orders = orders
         self.first_strides = first_strides
         self.tuple_types = tuple_types or {}
+        self.padding = padding or {}  # align_storage(): Func -> dimension -> the multiple its extent is padded to
         self.folds: dict[str, dict[int, int]] = {}
 
     def mutate_expr(self, e: E.Expr) -> E.Expr:
@@ -119,6 +129,18 @@ class _Flatten(StmtMutator):
     def _allocate(self, func: str, name: str, t: Type, s: Realize, body: Stmt) -> Stmt:
         order = self.orders.get(func, list(range(len(s.bounds))))
         bounds = [(E.Const(I32, 0), E.Const(I32, s.folds[i])) if i in s.folds else b for i, b in enumerate(s.bounds)]
+        padded = self.padding.get(func, {})
+        size_check = None
+        if padded:
+            # the padded size is checked in 64 bits, as allocation_bounds checks the unpadded one
+            wide = [widen(extent) for _, extent in bounds]
+            for i, multiple in padded.items():
+                m64 = E.Const(I64, multiple)
+                wide[i] = E.Mul(E.Div(E.Add(wide[i], E.Const(I64, multiple - 1)), m64), m64)
+                m = E.Const(I32, multiple)
+                lo, extent = bounds[i]
+                bounds[i] = (lo, simplify(E.Mul(E.Div(extent + E.Const(I32, multiple - 1), m), m)))
+            size_check = storage_size_check(name, t, [simplify(w) for w in wide])
         size: E.Expr = E.Const(I32, 1)
         strides: dict[int, E.Expr] = {}
         for i in order:
@@ -139,7 +161,7 @@ class _Flatten(StmtMutator):
         result: Stmt = Allocate(name, t, total if constant is not None else size, on_stack, body)
         for let_name, value in reversed(lets):
             result = LetStmt(let_name, value, result)
-        return result
+        return result if size_check is None else make_block([size_check, result])
 
 
 def _substitute_lets(e: E.Expr, lets: list[tuple[str, E.Expr]]) -> E.Expr:

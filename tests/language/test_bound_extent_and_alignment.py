@@ -153,3 +153,34 @@ def test_directives_survive_a_schedule_snapshot_and_show_in_the_schedule_text():
     assert f.schedule_of().bound_extents == {"x": 12} and f.schedule_of().alignments == {"x": (4, 2)}
     text = current_schedule_text(pw.Pipeline(funcs["out"]))
     assert "bound_extent(x, 12)" in text and "align_bounds(x, 4, 2)" in text
+
+
+def _storage_aligned(m):
+    funcs = _tiled_stencil(m)
+    funcs["f"].compute_root().align_storage(funcs["x"], 16)
+    return funcs
+
+
+def test_align_storage_pads_the_extent_and_gives_the_same_image_as_halide():
+    check(_storage_aligned, [21, 5])
+    pipeline = pw.Pipeline(_storage_aligned(pw)["out"])
+    extent = next(line for line in pipeline.lowered_stmt().splitlines() if "let f.extent.0 = " in line)
+    assert extent.endswith("/ 16) * 16)")
+    out = pipeline.compile(checked=True)([21, 5])
+    np.testing.assert_array_equal(out, pipeline.realize_reference([21, 5]))
+    with pytest.raises(ScheduleError, match=r"modulus given to align_storage\(x\) of `f` must be a positive int"):
+        _tiled_stencil(pw)["f"].align_storage(pw.Var("x"), 0)
+
+
+def test_padding_that_would_overflow_32_bit_indexing_is_refused():
+    x, y = pw.Var("x"), pw.Var("y")
+    f = pw.Func("f")
+    f[x, y] = pw.u8(x + y)
+    g = pw.Func("g")
+    g[x, y] = f[x, y]
+    # 30000 rows of 65537 u8 values fit in 2 GiB; padded to 131072 per row they do not
+    f.compute_root().bound(x, 0, 65537).bound(y, 0, 30000).align_storage(x, 65536)
+    with pytest.raises(
+        RuntimeFailure, match=r"the storage of `f` would need at least \d+ bytes \(131072 x 30000 elements of uint8\)"
+    ):
+        pw.Pipeline(g).compile()([4, 4])
