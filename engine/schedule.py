@@ -44,6 +44,44 @@ class TailStrategy(Enum):
     ShiftInwards = "shift_inwards"
 
 
+class MemoryType(Enum):
+    """Where a Func's storage lives (Halide's MemoryType), set with store_in(). On CPU targets
+    AUTO puts small storage of constant size on the stack and the rest on the heap; HEAP and
+    STACK choose; REGISTER is stack storage of constant size. The GPU memory types are
+    Halide's names; Pixelweave does not place storage by them (the OpenCL backend chooses
+    local or private memory from the compute level)."""
+
+    AUTO = "auto"
+    HEAP = "heap"
+    STACK = "stack"
+    REGISTER = "register"
+    GPU_SHARED = "gpu_shared"
+    GPU_TEXTURE = "gpu_texture"
+    LOCKED_CACHE = "locked_cache"
+    VTCM = "vtcm"
+    AMX_TILE = "amx_tile"
+    # Halide's spellings, as aliases.
+    Auto = "auto"
+    Heap = "heap"
+    Stack = "stack"
+    Register = "register"
+    GPUShared = "gpu_shared"
+    GPUTexture = "gpu_texture"
+    LockedCache = "locked_cache"
+    AMXTile = "amx_tile"
+
+    @property
+    def halide_name(self) -> str:
+        """The name Halide writes (MemoryType.Stack, MemoryType.GPUShared, ...)."""
+        return _HALIDE_MEMORY_NAMES[self.value]
+
+
+_HALIDE_MEMORY_NAMES = {"auto": "Auto", "heap": "Heap", "stack": "Stack", "register": "Register",
+                        "gpu_shared": "GPUShared", "gpu_texture": "GPUTexture", "locked_cache": "LockedCache",
+                        "vtcm": "VTCM", "amx_tile": "AMXTile"}  # fmt: skip
+CPU_MEMORY_TYPES = (MemoryType.AUTO, MemoryType.HEAP, MemoryType.STACK, MemoryType.REGISTER)
+
+
 class Partition(Enum):
     """Whether lowering may split a loop into a prologue, a steady state and an epilogue
     (Halide's loop partitioning): in the steady state the boundary conditions (clamps of
@@ -162,6 +200,7 @@ class FuncSchedule:
     # align_bounds()/align_extent(): (modulus, remainder); remainder None keeps the min
     alignments: dict[str, tuple[int, int | None]] = field(default_factory=dict)
     storage_alignments: dict[str, int] = field(default_factory=dict)  # align_storage(): extent padded to a multiple
+    memory_type: MemoryType = MemoryType.AUTO  # store_in()
 
     def copy(self) -> FuncSchedule:
         """An independent copy (the levels are shared: they name other Funcs' loops)."""
@@ -173,6 +212,7 @@ class FuncSchedule:
             dict(self.bound_extents),
             dict(self.alignments),
             dict(self.storage_alignments),
+            self.memory_type,
         )
 
 
@@ -698,6 +738,23 @@ class FuncScheduling:
         `modulus`, keeping its min (Halide's align_extent)."""
         name = self._pure_dimension(v, "align_extent")
         self._sched().alignments[name] = (self._modulus(name, modulus, "align_extent"), None)
+        return self
+
+    def store_in(self, memory_type: MemoryType):
+        """Put this Func's storage in the given memory (Halide's store_in): on CPU targets
+        MemoryType.Heap, Stack, Register (stack storage of constant size) or Auto."""
+        if not isinstance(memory_type, MemoryType):
+            raise ScheduleError(
+                f"store_in of `{self.name()}` takes a MemoryType (MemoryType.Heap, Stack, Register, Auto, ...), "
+                f"got {memory_type!r}"
+            )
+        if memory_type not in CPU_MEMORY_TYPES:
+            raise ScheduleError(
+                f"store_in(MemoryType.{memory_type.halide_name}) of `{self.name()}`: Pixelweave places storage in "
+                f"{', '.join(m.halide_name for m in CPU_MEMORY_TYPES)} memory only (on the GPU, the compute "
+                "level decides between local and private memory)"
+            )
+        self._sched().memory_type = memory_type
         return self
 
     def align_storage(self, v: Any, alignment: int):

@@ -93,6 +93,8 @@ def current_schedule_text(pipeline: Pipeline) -> str:
             calls.append(f"bound({var}, {lo}, {extent})")
         for var, extent in state.bound_extents.items():
             calls.append(f"bound_extent({var}, {extent})")
+        if state.memory_type.value != "auto":
+            calls.append(f"store_in(MemoryType.{state.memory_type.halide_name})")
         for var, alignment in state.storage_alignments.items():
             calls.append(f"align_storage({var}, {alignment})")
         for var, (modulus, remainder) in state.alignments.items():

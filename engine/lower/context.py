@@ -11,7 +11,7 @@ from pixelweave.engine.ir.func import Definition, Func
 from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.pipeline import Pipeline
-from pixelweave.engine.schedule import FuncSchedule, LoopLevel, StageSchedule, TailStrategy, resolve_tail
+from pixelweave.engine.schedule import FuncSchedule, LoopLevel, MemoryType, StageSchedule, TailStrategy, resolve_tail
 
 
 @dataclass
@@ -184,6 +184,16 @@ def _validate_call_schedule(ctx: LoweringContext, info: FuncInfo) -> None:
             f"Func `{name}` is an output of the pipeline, so it is always computed at the root; "
             f"remove its compute_at({sched.compute_level.func.name()}, {sched.compute_level.var})"
         )
+    if sched.memory_type is not MemoryType.AUTO:
+        where = f"store_in(MemoryType.{sched.memory_type.halide_name}) of Func `{name}`"
+        if info.is_output:
+            raise ScheduleError(f"{where}: it is an output of the pipeline, whose storage is the output buffer")
+        if info.is_inlined():
+            raise ScheduleError(
+                f"{where}: it is computed inline, so it has no storage; give it compute_root() or compute_at()"
+            )
+        if ctx.target == "opencl":
+            raise ScheduleError(f"{where}: memory types are placed on CPU targets only, not target='opencl'")
     if info.is_inlined():
         if sched.store_level is not None and not sched.store_level.is_inline():
             raise ScheduleError(

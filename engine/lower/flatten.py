@@ -7,17 +7,20 @@ innermost); input and output buffers use the strides of the arrays passed in.
 
 from __future__ import annotations
 
+from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.ir.visit import mutate
 from pixelweave.engine.lower.allocation_bounds import I64, storage_size_check, widen
 from pixelweave.engine.lower.context import LoweringContext
 from pixelweave.engine.lower.simplify import as_const_int, simplify
-from pixelweave.engine.stmt import Allocate, LetStmt, Load, Provide, Realize, Stmt, Store, make_block
+from pixelweave.engine.schedule import MemoryType
+from pixelweave.engine.stmt import Allocate, AssertStmt, LetStmt, Load, Provide, Realize, Stmt, Store, make_block
 from pixelweave.engine.stmt_visit import StmtMutator
 
 I32 = Int(32)
 STACK_LIMIT_BYTES = 16 * 1024
+STACK_REQUEST_LIMIT_BYTES = 1024 * 1024  # store_in(Stack): the most one allocation may put on a thread's stack
 
 
 def _v(name: str) -> E.Variable:
@@ -51,7 +54,10 @@ def storage_flattening(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     orders = {}
     tuple_types = {}
     padding: dict[str, dict[int, int]] = {}
+    memory: dict[str, MemoryType] = {}
     for info in ctx.funcs:
+        if info.schedule.memory_type is not MemoryType.AUTO:
+            memory[info.name] = info.schedule.memory_type
         order = info.schedule.storage_order
         orders[info.name] = [info.pure_vars.index(v) for v in order] if order else list(range(len(info.pure_vars)))
         if len(info.types) > 1:
@@ -59,7 +65,7 @@ def storage_flattening(ctx: LoweringContext, stmt: Stmt) -> Stmt:
         aligned = info.schedule.storage_alignments
         if aligned:
             padding[info.name] = {info.pure_vars.index(v): a for v, a in aligned.items()}
-    return _Flatten(orders, output_first_strides(ctx), tuple_types, padding).mutate(stmt)
+    return _Flatten(orders, output_first_strides(ctx), tuple_types, padding, memory).mutate(stmt)
 
 
 def value_buffer(name: str, value_index: int, tuple_types: dict) -> str:
@@ -86,7 +92,9 @@ class _Flatten(StmtMutator):
         first_strides: dict[str, int],
         tuple_types: dict | None = None,
         padding: dict[str, dict[int, int]] | None = None,
+        memory: dict[str, MemoryType] | None = None,
     ) -> None:
+        self.memory = memory or {}  # store_in(): Func -> where its storage goes
         self.orders = orders
         self.first_strides = first_strides
         self.tuple_types = tuple_types or {}
@@ -126,6 +134,14 @@ class _Flatten(StmtMutator):
             body = self._allocate(s.name, name, t, s, body)
         return body
 
+    def _placement(self, func: str, t: Type, constant: int | None, size: E.Expr) -> tuple[bool, Stmt | None]:
+        memory = self.memory.get(func, MemoryType.AUTO)
+        if memory is MemoryType.AUTO:
+            return constant is not None and constant * max(t.bits // 8, 1) <= STACK_LIMIT_BYTES, None
+        if memory is MemoryType.HEAP:
+            return False, None
+        return _stack_placement(func, memory, t, constant, size)
+
     def _allocate(self, func: str, name: str, t: Type, s: Realize, body: Stmt) -> Stmt:
         order = self.orders.get(func, list(range(len(s.bounds))))
         bounds = [(E.Const(I32, 0), E.Const(I32, s.folds[i])) if i in s.folds else b for i, b in enumerate(s.bounds)]
@@ -146,7 +162,6 @@ class _Flatten(StmtMutator):
         for i in order:
             strides[i] = size
             size = simplify(E.Mul(size, _v(f"{name}.extent.{i}")))
-        elem_bytes = max(t.bits // 8, 1)
         lets: list[tuple[str, E.Expr]] = []
         for i, (lo, extent) in enumerate(bounds):
             lets.append((f"{name}.min.{i}", lo))
@@ -155,13 +170,43 @@ class _Flatten(StmtMutator):
             lets.append((f"{name}.stride.{i}", strides[i]))
         total = simplify(_substitute_lets(size, lets))
         constant = as_const_int(total)
-        on_stack = constant is not None and constant * elem_bytes <= STACK_LIMIT_BYTES
+        on_stack, stack_check = self._placement(func, t, constant, size)
         # A size that is not constant names the extent lets bound just outside the
         # allocation rather than repeating their (often long) values.
         result: Stmt = Allocate(name, t, total if constant is not None else size, on_stack, body)
+        if stack_check is not None:
+            result = make_block([stack_check, result])
         for let_name, value in reversed(lets):
             result = LetStmt(let_name, value, result)
         return result if size_check is None else make_block([size_check, result])
+
+
+def _stack_placement(
+    func: str, memory: MemoryType, t: Type, constant: int | None, size: E.Expr
+) -> tuple[bool, Stmt | None]:
+    """(on the stack, a run-time size check) for storage placed by store_in(Stack/Register)."""
+    elem_bytes = max(t.bits // 8, 1)
+    where = f"store_in(MemoryType.{memory.halide_name}) of Func `{func}`"
+    if constant is not None:
+        if constant * elem_bytes > STACK_REQUEST_LIMIT_BYTES:
+            raise ScheduleError(
+                f"{where}: its storage is {constant * elem_bytes} bytes, more than the {STACK_REQUEST_LIMIT_BYTES} "
+                "bytes Pixelweave puts on a stack; use MemoryType.Heap or compute it at an inner loop"
+            )
+        return True, None
+    if memory is MemoryType.REGISTER:
+        raise ScheduleError(
+            f"{where}: register storage needs a constant size, and this one depends on the region computed; "
+            "bound() or bound_extent() its dimensions, or use MemoryType.Stack"
+        )
+    total = E.Mul(widen(size), E.Const(I64, elem_bytes))
+    check = AssertStmt(
+        E.LE(total, E.Const(I64, STACK_REQUEST_LIMIT_BYTES)),
+        f"{where}: its storage would be {{}} bytes, more than the {STACK_REQUEST_LIMIT_BYTES} bytes Pixelweave "
+        "puts on a stack; use MemoryType.Heap or compute it at an inner loop",
+        (total,),
+    )
+    return True, check
 
 
 def _substitute_lets(e: E.Expr, lets: list[tuple[str, E.Expr]]) -> E.Expr:
