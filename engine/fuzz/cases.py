@@ -346,6 +346,29 @@ def _draw_schedule(
     return directives
 
 
+def _draw_storage_directives(
+    rng: random.Random, stages: list[Stage], outputs: list[str], drawn: list[Directive], sizes: list[int]
+) -> list[Directive]:
+    """Region and storage directives (bound_extent, align_bounds, align_storage, store_in)
+    on Funcs that have storage. They come from a random stream of their own, so the rest of
+    every case is what it was before they were added."""
+    placed = {d.func for d in drawn if d.kind in ("compute_root", "compute_at")}
+    extra: list[Directive] = []
+    for s in stages:
+        if s.name not in placed or s.name in outputs or s.kind == "boundary":
+            continue
+        if rng.random() < 0.06:
+            extra.append(Directive(s.name, 0, "bound_extent", ["x", rng.randint(1, sizes[0] + 8)]))
+        if rng.random() < 0.06:
+            modulus = rng.choice([2, 4, 8])
+            extra.append(Directive(s.name, 0, "align_bounds", ["x", modulus, rng.randrange(modulus)]))
+        if rng.random() < 0.06:
+            extra.append(Directive(s.name, 0, "align_storage", [rng.choice(["x", "y"]), rng.choice([4, 8, 16])]))
+        if rng.random() < 0.08:
+            extra.append(Directive(s.name, 0, "store_in", [rng.choice(["Heap", "Stack"])]))
+    return extra
+
+
 def draw_case(seed: int, checked: bool = True) -> Case:
     """The case numbered `seed` (the same seed always gives the same case)."""
     rng = random.Random(seed)
@@ -361,6 +384,7 @@ def draw_case(seed: int, checked: bool = True) -> Case:
     input_shape = [rng.randint(1, 40), rng.randint(1, 60)]
     param_value = rng.randint(1, 5) if vt == "u16" else round(rng.uniform(0.25, 2.0), 3)
     directives = _draw_schedule(rng, stages, outputs, sizes)
+    directives += _draw_storage_directives(random.Random(seed * 7919 + 17), stages, outputs, directives, sizes)
     return Case(
         seed=seed,
         value_type=vt,
@@ -393,6 +417,8 @@ def directive_source(d: Directive) -> str:
         body = ", ".join(args[:-1]) + f", tail=pw.TailStrategy.{tail}"
     elif d.kind in ("compute_at", "store_at"):
         body = f"F[{d.args[0]!r}], {args[1]}"
+    elif d.kind == "store_in":
+        body = f"pw.MemoryType.{d.args[0]}"
     else:
         body = ", ".join(args)
     return f"{handle}.{d.kind}({body})"

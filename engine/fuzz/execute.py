@@ -53,7 +53,8 @@ def signature(message: str) -> str:
 
 DIRECTIVES = re.compile(
     r"\b(split|tile|fuse|reorder|reorder_storage|vectorize|unroll|parallel|compute_at|store_at|compute_root|"
-    r"store_root|compute_inline|bound|gpu_blocks|gpu_threads|gpu_tile)\b"
+    r"store_root|compute_inline|bound|bound_extent|align_bounds|align_extent|align_storage|store_in|gpu_blocks|"
+    r"gpu_threads|gpu_tile)\b"
 )
 ALTERNATIVES = re.compile(
     r"\blegal\b|\buse\b|\bgive\b|\bfirst\b|\bremove\b|\bclamp\b|\bor compute\b|\bmust\b|\bonly\b|\bneeds\b"

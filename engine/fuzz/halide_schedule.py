@@ -58,6 +58,14 @@ def apply_directive(hl: Any, funcs: dict[str, Any], rdoms: dict[str, Any], d: Di
         f.bound(hl.Var(args[0]), args[1], args[2])
     elif d.kind == "reorder_storage":
         f.reorder_storage(*[hl.Var(a) for a in args])
+    elif d.kind == "bound_extent":
+        f.bound_extent(hl.Var(args[0]), args[1])
+    elif d.kind == "align_bounds":
+        f.align_bounds(hl.Var(args[0]), args[1], args[2])
+    elif d.kind == "align_storage":
+        f.align_storage(hl.Var(args[0]), args[1])
+    elif d.kind == "store_in":
+        f.store_in(getattr(hl.MemoryType, args[0]))
     else:
         raise ValueError(f"no Halide mapping for directive {d.kind}")
 

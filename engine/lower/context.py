@@ -187,7 +187,9 @@ def _validate_call_schedule(ctx: LoweringContext, info: FuncInfo) -> None:
     if sched.memory_type is not MemoryType.AUTO:
         where = f"store_in(MemoryType.{sched.memory_type.halide_name}) of Func `{name}`"
         if info.is_output:
-            raise ScheduleError(f"{where}: it is an output of the pipeline, whose storage is the output buffer")
+            raise ScheduleError(
+                f"{where}: it is an output of the pipeline, whose storage is the output buffer; remove the store_in()"
+            )
         if info.is_inlined():
             raise ScheduleError(
                 f"{where}: it is computed inline, so it has no storage; give it compute_root() or compute_at()"
