@@ -64,9 +64,17 @@ class ScheduleTrace:
     truncated: bool = False  # more events happened than were kept
     counts: dict[str, int] = field(default_factory=dict)  # events per kind, all of them
     left_out: list[str] = field(default_factory=list)  # Funcs not traced: too many points for max_events
+    event_index: dict[int, np.ndarray] = field(default_factory=dict, repr=False, compare=False)  # events_of() cache
 
     def __len__(self) -> int:
         return len(self.kind)
+
+    def events_of(self, func: int) -> np.ndarray:
+        """The indices of Func `func`'s events, in order (computed once: playback asks every frame)."""
+        found = self.event_index.get(func)
+        if found is None:
+            found = self.event_index[func] = np.nonzero(self.func == func)[0]
+        return found
 
     def describe(self, i: int) -> str:
         """Event i in Halide's trace wording: `Store blur: blur_y(3, 4)`."""
@@ -274,8 +282,8 @@ def state_at(trace: ScheduleTrace, position: int, func: int) -> tuple[np.ndarray
     f = trace.funcs[func]
     stored = np.full((f.height, f.width), -1, dtype=np.int64)
     loaded = np.full((f.height, f.width), -1, dtype=np.int64)
-    upto = slice(0, max(0, min(position, len(trace))))
-    mine = np.nonzero(trace.func[upto] == func)[0]
+    events = trace.events_of(func)
+    mine = events[: np.searchsorted(events, max(0, min(position, len(trace))))]
     kinds = trace.kind[mine]
     for grid, kind in ((stored, STORE), (loaded, LOAD)):
         at = mine[kinds == kind]
