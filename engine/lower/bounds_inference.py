@@ -176,9 +176,10 @@ def _stage_lets(info: FuncInfo, required: Box) -> list[tuple[str, E.Expr]]:
             if isinstance(node, E.Call) and node.call_kind == "func" and node.name == name:
                 pure_region = union_box(pure_region, [interval_of(a, scope) for a in node.args])
     pure_region = simplify_box(pure_region)
-    fixed = constant_extents(info)
+    fixed = constant_extents(info) if len(info.stages) > 1 else {}
+    wanted = simplify_box(list(required))
     for i, v in enumerate(info.pure_vars):
-        if v in fixed and not (pure_region[i].lo.same_as(required[i].lo) and pure_region[i].hi.same_as(required[i].hi)):
+        if v in fixed and not (pure_region[i].lo.same_as(wanted[i].lo) and pure_region[i].hi.same_as(wanted[i].hi)):
             raise ScheduleError(
                 f"bound_extent({v}, {fixed[v]}) of Func `{name}`: its update definitions write or read it outside "
                 f"the region its consumers read in {dim_label(i)}, so that region's extent cannot be fixed; "
