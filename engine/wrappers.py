@@ -27,6 +27,7 @@ Wrapped = Func | ImageParam
 
 _generation = itertools.count(1)
 _current_generation = 0
+_global_wrappers_made = [False]  # until one is, collecting a pipeline has nothing to redirect
 
 
 @dataclass
@@ -170,6 +171,7 @@ def wrap_in(f: Wrapped, consumers: Any = None) -> Func:
     if consumers is None:
         if record.global_wrapper is None:
             record.global_wrapper = _new_wrapper(f, f"{f.name()}_global_wrapper", f"{f.name()}.in_()")
+            _global_wrappers_made[0] = True
             _bump()
         return record.global_wrapper
     targets = _consumer_list(f, consumers, directive)
@@ -253,6 +255,8 @@ def _copy_definitions(f: Func, clone: Func) -> None:
 def apply_global_wrappers(c: Func) -> None:
     """Redirect c's calls of every Func or image that has a global wrapper to that wrapper,
     unless c is that wrapper, one of its other wrappers or clones, or the Func itself."""
+    if not _global_wrappers_made[0]:
+        return
     callees: dict[int, Wrapped] = {}
     for d in _definitions(c):
         for e in _definition_exprs(d):
