@@ -23,3 +23,13 @@ def collector_left_on():
     for every later test."""
     yield
     assert gc.isenabled(), "a JobRunner was not shut down: garbage collection is still off"
+
+
+@pytest.fixture
+def jobs():
+    """A job runner for a panel under test, shut down afterwards."""
+    from pixelweave.app.editor.jobs import JobRunner
+
+    runner = JobRunner()
+    yield runner
+    runner.shutdown()

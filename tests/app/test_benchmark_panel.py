@@ -9,19 +9,11 @@ import difflib
 import numpy as np
 import pytest
 from pixelweave.app.editor.benchmark_panel import BenchmarkPanel, HistoryEntry
-from pixelweave.app.editor.jobs import JobRunner
 from pixelweave.nodes.benchmark import BenchmarkResult
 from pixelweave.nodes.document import Document
 from PySide6 import QtCore
 
-from tests.nodes.document_samples import blur_document, write_samples
-
-
-@pytest.fixture
-def jobs():
-    runner = JobRunner()
-    yield runner
-    runner.shutdown()
+from tests.nodes.document_samples import sample_document
 
 
 @pytest.fixture
@@ -32,10 +24,7 @@ def panel(qtbot, jobs):
 
 
 def _document(folder, **schedules) -> Document:
-    write_samples(folder)
-    doc = Document.from_json(blur_document(**schedules))
-    doc.path = folder / "doc.json"
-    return doc
+    return sample_document(folder, **schedules)
 
 
 def _run(qtbot, panel: BenchmarkPanel, runs: int):

@@ -10,19 +10,11 @@ import sys
 import numpy as np
 import pytest
 from pixelweave.app.editor.export_dialog import ExportDialog
-from pixelweave.app.editor.jobs import JobRunner
 from pixelweave.nodes.document import Document
 from pixelweave.nodes.pipeline_build import build_document
 from PySide6 import QtCore
 
 from tests.nodes.document_samples import blur_document, write_samples
-
-
-@pytest.fixture
-def jobs():
-    runner = JobRunner()
-    yield runner
-    runner.shutdown()
 
 
 @pytest.fixture

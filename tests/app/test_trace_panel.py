@@ -5,20 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pixelweave.app.editor.jobs import JobRunner
 from pixelweave.app.editor.trace_panel import TracePanel, frame_image
 from pixelweave.nodes.document import Document
 from pixelweave.nodes.schedule_trace import STORE
 from PySide6 import QtCore, QtGui
 
-from tests.nodes.document_samples import blur_document, write_samples
-
-
-@pytest.fixture
-def jobs():
-    runner = JobRunner()
-    yield runner
-    runner.shutdown()
+from tests.nodes.document_samples import sample_document
 
 
 @pytest.fixture
@@ -30,10 +22,7 @@ def panel(qtbot, jobs):
 
 
 def _document(folder, **schedules) -> Document:
-    write_samples(folder)
-    doc = Document.from_json(blur_document(**schedules))
-    doc.path = folder / "doc.json"
-    return doc
+    return sample_document(folder, **schedules)
 
 
 def _trace(qtbot, panel: TracePanel, side: int = 16):

@@ -69,3 +69,14 @@ def numpy_box_blur(image: np.ndarray, radius: int) -> np.ndarray:
         for dx in range(n):
             total += padded[..., dy : dy + h, dx : dx + w]
     return ((total + n * n // 2) // (n * n)).astype(np.uint8)
+
+
+def sample_document(folder: Path, **schedules: Any):
+    """The blur test document (blur_document's keywords) with its samples written to folder,
+    its path in folder so the samples are found."""
+    from pixelweave.nodes.document import Document
+
+    write_samples(folder)
+    doc = Document.from_json(blur_document(**schedules))
+    doc.path = folder / "doc.json"
+    return doc
