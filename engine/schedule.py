@@ -341,13 +341,7 @@ class Stage:
         self._check_tail(old_dim, tail)
         self.schedule.splits.append(
             Split(
-                "split",
-                old_dim.name,
-                outer_name,
-                inner_name,
-                factor,
-                tail,
-                is_rvar=old_dim.is_rvar,
+                "split", old_dim.name, outer_name, inner_name, factor, tail, is_rvar=old_dim.is_rvar,
                 bounded=old_dim.bounded,
             )
         )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from pixelweave.app.editor.jobs import CancelToken, JobRunner
+from pixelweave.app.editor.jobs import CancelToken, JobRunner, build_copied_document
 from pixelweave.nodes.benchmark import (
     BenchmarkResult,
     compare_per_node,
@@ -43,16 +43,8 @@ class HistoryEntry:
 
 
 def _benchmark_job(data: dict[str, Any], path: Path | None, runs: int, token: CancelToken, progress: Any) -> Any:
-    """Worker-thread work: build what the copied document's outputs read (a scratch node not
-    connected yet is no reason to refuse), read its samples, time it."""
-    from pixelweave.nodes.output_part import output_part
-    from pixelweave.nodes.pipeline_build import build_document
-
-    doc = Document.from_json(data)
-    doc.path = path  # sample images given relative to the document's folder
-    token.check()
-    built = build_document(output_part(doc)[0])
-    token.check()
+    """Worker-thread work: build the copied document, read its samples, time it."""
+    built = build_copied_document(data, path, token)
     images = built.sample_inputs()
     return run_benchmark(built, images, runs=runs, progress=progress, should_stop=token.check)
 

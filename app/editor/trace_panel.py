@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pixelweave.app.editor.jobs import CancelToken, JobRunner
+from pixelweave.app.editor.jobs import CancelToken, JobRunner, build_copied_document
 from pixelweave.nodes.document import Document
 from pixelweave.nodes.schedule_trace import DEFAULT_SIDE, MAX_SIDE, ScheduleTrace, state_at, trace_document
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -30,15 +30,8 @@ MIN_CELL, MAX_CELL = 24, 240  # pixels: the square each Func's picture is fitted
 
 
 def _trace_job(data: dict[str, Any], path: Path | None, side: int, loads: bool, token: CancelToken) -> Any:
-    """Worker-thread work: build what the copied document's outputs read and trace one run."""
-    from pixelweave.nodes.output_part import output_part
-    from pixelweave.nodes.pipeline_build import build_document
-
-    doc = Document.from_json(data)
-    doc.path = path
-    token.check()
-    built = build_document(output_part(doc)[0])
-    token.check()
+    """Worker-thread work: build the copied document and trace one run."""
+    built = build_copied_document(data, path, token)
     return trace_document(built, built.sample_inputs(), side=side, loads=loads, should_stop=token.check)
 
 
