@@ -264,8 +264,7 @@ def _single_computed_consumer(n: _NodeFuncs, f: pw.Func) -> pw.Func | None:
     consumers = n.consumers.get(id(f), [])
     while len(consumers) == 1:
         c = consumers[0]
-        state = c._schedule_state
-        computed = n.is_output(c) or (state is not None and state.compute_level.kind != "inline")
+        computed = n.is_output(c) or c.schedule_of().compute_level.kind != "inline"
         if computed:
             return c if id(c) not in n.local else None
         consumers = n.consumers.get(id(c), [])

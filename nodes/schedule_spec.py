@@ -377,21 +377,20 @@ def directives_of(func: pw.Func, node_id: str) -> dict[str, list[list[Any]]]:
     local = func.name().partition(".")[2] or func.name()
     result: dict[str, list[list[Any]]] = {}
     call: list[list[Any]] = []
-    state = func._schedule_state
-    if state is not None:
-        if state.compute_level.kind == "root":
-            call.append(["compute_root"])
-        elif state.compute_level.kind == "at":
-            call.append(["compute_at", *_level(state.compute_level, node_id)])
-        if state.store_level is not None and state.store_level.kind == "root":
-            call.append(["store_root"])
-        elif state.store_level is not None and state.store_level.kind == "at":
-            call.append(["store_at", *_level(state.store_level, node_id)])
-        for var, (lo, extent) in state.bounds.items():
-            if isinstance(lo, int) and isinstance(extent, int):
-                call.append(["bound", var, lo, extent])
-        if state.storage_order is not None:
-            call.append(["reorder_storage", *state.storage_order])
+    state = func.schedule_of()
+    if state.compute_level.kind == "root":
+        call.append(["compute_root"])
+    elif state.compute_level.kind == "at":
+        call.append(["compute_at", *_level(state.compute_level, node_id)])
+    if state.store_level is not None and state.store_level.kind == "root":
+        call.append(["store_root"])
+    elif state.store_level is not None and state.store_level.kind == "at":
+        call.append(["store_at", *_level(state.store_level, node_id)])
+    for var, (lo, extent) in state.bounds.items():
+        if isinstance(lo, int) and isinstance(extent, int):
+            call.append(["bound", var, lo, extent])
+    if state.storage_order is not None:
+        call.append(["reorder_storage", *state.storage_order])
     pure = call + _stage_directives(func.definition())
     if pure:
         result[local] = pure
