@@ -62,8 +62,8 @@ def make_parser() -> argparse.ArgumentParser:
         description="Image-processing pipelines as node graphs, compiled with schedules to fast native code.",
         epilog=(
             "Run `pixelweave COMMAND --help` for the options of a command. Without a command, "
-            "`pixelweave [DOC.json]` opens the desktop editor, and `pixelweave --screenshot PNG DOC.json` "
-            "saves a picture of it."
+            "`pixelweave [--nodes FILE.py] [DOC.json]` opens the desktop editor, and "
+            "`pixelweave --screenshot PNG DOC.json` saves a picture of it."
         ),
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
@@ -71,6 +71,13 @@ def make_parser() -> argparse.ArgumentParser:
 
     common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    common.add_argument(
+        "--nodes",
+        action="append",
+        default=[],
+        metavar="FILE.py",
+        help="load the @pixelweave.generator classes of a Python file as node types (runs its code); repeatable",
+    )
     inputs = _Parser(add_help=False)
     inputs.add_argument(
         "--input",
@@ -267,7 +274,7 @@ def _wants_editor(argv: list[str]) -> bool:
     if not argv:
         return True
     first = argv[0]
-    if first.startswith("--screenshot") or first.startswith("--size"):
+    if first.startswith("--screenshot") or first.startswith("--size") or first.startswith("--nodes"):
         return True
     return not first.startswith("-") and first not in COMMANDS and first.endswith(".json")
 
@@ -291,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     from pixelweave.engine.errors import PixelweaveError
 
     try:
+        _load_node_files(getattr(args, "nodes", []))
         return args.handler(args) or 0
     except BrokenPipeError:  # the reader went away (`pixelweave inspect DOC | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -302,6 +310,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+
+
+def _load_node_files(paths: list[str]) -> None:
+    """The --nodes files: their generators become node types before the document is read."""
+    if not paths:
+        return
+    from pixelweave.nodes.generator_nodes import load_generator_nodes
+
+    for path in paths:
+        load_generator_nodes(path)
 
 
 def _report(error: Exception, status: int, debug: bool) -> int:

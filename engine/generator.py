@@ -298,3 +298,9 @@ def export_generator(
     prefix = str(Path(directory) / name)
     cls(params, target).compile_to_static_library(prefix, name)
     return [f"{prefix}.a", f"{prefix}.h"]
+
+
+def generator_declarations(cls: type) -> dict[str, Any]:
+    """A generator class's GeneratorParams, InputBuffers, InputScalars and OutputBuffers by
+    attribute name, in the order the class declares them."""
+    return _declarations(cls)

@@ -611,7 +611,7 @@ def _check_id(node_id: str) -> None:
 
 
 def _validate(doc: Document) -> list[Problem]:
-    from pixelweave.nodes.node_type import node_types
+    from pixelweave.nodes.node_type import node_types, unknown_type_message
 
     problems: list[Problem] = []
     types = node_types()
@@ -626,9 +626,7 @@ def _validate(doc: Document) -> list[Problem]:
             problems.append(Problem(node.id, "node", e.detail))
         cls = types.get(node.type)
         if cls is None:
-            near = difflib.get_close_matches(node.type, types, n=3)
-            hint = f"; did you mean {', '.join(near)}?" if near else ""
-            problems.append(Problem(node.id, "node", f"unknown node type `{node.type}`{hint}"))
+            problems.append(Problem(node.id, "node", unknown_type_message(node.type)))
         else:
             problems.extend(Problem(node.id, "node", m) for m in _param_problems(node, cls))
             problems.extend(Problem(node.id, "node", m) for m in _input_problems(node, cls, by_id, types))

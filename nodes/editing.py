@@ -21,7 +21,7 @@ from typing import Any
 
 from pixelweave.nodes.document import DocNode, Document
 from pixelweave.nodes.errors import DocumentError, NodeError
-from pixelweave.nodes.node_type import node_type, node_types
+from pixelweave.nodes.node_type import node_type, node_types, unknown_type_message
 
 CLIPBOARD_FORMAT = "pixelweave.fragment"
 Listener = Callable[[str], None]
@@ -203,7 +203,7 @@ class EditSession:
     ) -> str:
         """Adds a node of a known type; returns its new id."""
         if type_name not in node_types():
-            raise NodeError(f"unknown node type `{type_name}`")
+            raise NodeError(unknown_type_message(type_name))
         title = node_type(type_name).title
         return self.apply(f"Add {title}", lambda doc: doc.add_node(type_name, params=params, position=position).id)
 

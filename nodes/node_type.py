@@ -184,9 +184,29 @@ def node_types() -> dict[str, type[NodeType]]:
 def node_type(type_name: str) -> type[NodeType]:
     types = node_types()
     if type_name not in types:
-        import difflib
-
-        near = difflib.get_close_matches(type_name, types, n=3)
-        hint = f"; did you mean {', '.join(near)}?" if near else ""
-        raise NodeError(f"unknown node type `{type_name}`{hint}")
+        raise NodeError(unknown_type_message(type_name))
     return types[type_name]
+
+
+def unknown_type_message(type_name: str) -> str:
+    """Why type_name is not a node type, with the names it may be a misspelling of, or how
+    to load a generator's node type."""
+    import difflib
+
+    near = difflib.get_close_matches(type_name, node_types(), n=3)
+    hint = f"; did you mean {', '.join(near)}?" if near else ""
+    if type_name.startswith("generator_") and not near:
+        hint = (
+            "; it is a generator's node type: load the Python file that defines the generator first "
+            "(`--nodes FILE.py` on the command line, or File > Load Generator Nodes in the editor)"
+        )
+    return f"unknown node type `{type_name}`{hint}"
+
+
+def forget_node_type(type_name: str) -> None:
+    """Unregister a node type made at run time (a generator's, before its file is loaded
+    again); the catalogue's own types stay."""
+    cls = _REGISTRY.get(type_name)
+    if cls is not None and cls.__module__.startswith("pixelweave.nodes.catalogue"):
+        raise NodeError(f"`{type_name}` is a built-in node type and cannot be unregistered")
+    _REGISTRY.pop(type_name, None)

@@ -124,7 +124,8 @@ class GraphCanvas(QtCore.QObject):
         # NodeGraphQt's own cycle check refuses a pipe before the document is asked, silently;
         # the document refuses it too, and says why (see change_connections)
         self.graph.set_acyclic(False)
-        self.graph.register_nodes([node_class(name) for name in node_types()])
+        self._registered: set[str] = set()
+        self.register_node_types()
         self.widget = self.graph.widget
         self._views: dict[str, PipelineNode] = {}
         self._groups: dict[str, BackdropNode] = {}
@@ -207,6 +208,13 @@ class GraphCanvas(QtCore.QObject):
             self.selection_changed.emit(self.selected_ids())
 
     # ------------------------------------------------------------------ gestures -> session
+    def register_node_types(self) -> None:
+        """Makes every node type registered now placeable (generator node types are added
+        while the editor runs; a reloaded one keeps its class, which reads its ports anew)."""
+        new = [name for name in node_types() if name not in self._registered]
+        self.graph.register_nodes([node_class(name) for name in new])
+        self._registered.update(new)
+
     def add_node(self, type_name: str, position: tuple[float, float]) -> str | None:
         try:
             node_id = self.session.add_node(type_name, position)

@@ -22,6 +22,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("document", nargs="?", help="a pipeline document (.json) to open")
     p.add_argument("--screenshot", metavar="PNG", help="render the window to PNG once the preview is ready, then exit")
     p.add_argument("--size", default="1600x1000", help="window size for --screenshot (default 1600x1000)")
+    p.add_argument(
+        "--nodes",
+        action="append",
+        default=[],
+        metavar="FILE.py",
+        help="load the @pixelweave.generator classes of a Python file as node types (runs its code); repeatable",
+    )
     return p
 
 
@@ -101,7 +108,8 @@ def run_editor(argv: list[str]) -> int:
         width, _, height = args.size.partition("x")
         window.resize(int(width), int(height))
     window.show()
-    opened = not args.document or window.open_path(args.document)
+    loaded = all(window.load_generator_nodes(path) for path in args.nodes)
+    opened = loaded and (not args.document or window.open_path(args.document))
     if not opened and args.screenshot:
         problems = window.log.messages("error")
         print(f"pixelweave: {problems[-1] if problems else f'cannot open {args.document}'}", file=sys.stderr)

@@ -27,9 +27,11 @@ from pixelweave.app.editor.properties_panel import PropertiesPanel
 from pixelweave.app.editor.schedule_panel import SchedulePanel
 from pixelweave.app.editor.settings import config_directory, settings
 from pixelweave.app.editor.trace_panel import TracePanel
+from pixelweave.engine.errors import PixelweaveError
 from pixelweave.nodes.document import Document, read_document
 from pixelweave.nodes.editing import EditSession
 from pixelweave.nodes.errors import DocumentError, NodeError
+from pixelweave.nodes.generator_nodes import load_generator_nodes
 from pixelweave.nodes.inspection import HAS_PROBLEMS, Inspection, inspect_document
 from pixelweave.nodes.node_type import node_type
 from pixelweave.nodes.output_part import left_out_text
@@ -194,6 +196,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(file, "&Save", self.save, keys.Save)
         self._action(file, "Save &As…", self.save_as, keys.SaveAs)
         self._action(file, "&Export…", self.export_dialog, "Ctrl+E")
+        file.addSeparator()
+        self._action(file, "Load &Generator Nodes…", self.load_generator_nodes_dialog)
         file.addSeparator()
         self._action(file, "&Quit", self.close, keys.Quit)
 
@@ -749,6 +753,27 @@ class MainWindow(QtWidgets.QMainWindow):
         )
         if path:
             self.open_path(path)
+
+    def load_generator_nodes_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Load generator nodes", str(self._last_folder()), "Python files (*.py);;All files (*)"
+        )
+        if path:
+            self.load_generator_nodes(path)
+
+    def load_generator_nodes(self, path: str | Path) -> bool:
+        """Runs a Python file of @pixelweave.generator classes and adds a node type for each
+        to the palette (Custom); a file that fails is reported in the log."""
+        try:
+            types = load_generator_nodes(path)
+        except (PixelweaveError, OSError) as e:
+            self.report("error", f"cannot load generator nodes from {path}: {e}")
+            return False
+        self.canvas.register_node_types()
+        self.palette.reload()
+        names = ", ".join(t.title for t in types)
+        self.report("info", f"loaded generator nodes from {path}: {names}")
+        return True
 
     def open_path(self, path: str | Path) -> bool:
         """Opens a document file; a broken one is reported in the log and left closed."""

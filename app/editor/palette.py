@@ -125,6 +125,16 @@ class NodePalette(QtWidgets.QWidget):
         self.search_field.setFocus(QtCore.Qt.FocusReason.ShortcutFocusReason)
         self.search_field.selectAll()
 
+    def reload(self) -> None:
+        """Lists the node types registered now (after generator nodes were loaded), keeping
+        the search text."""
+        self.entries = palette_entries()
+        self.tree.clear()
+        self.category_items.clear()
+        self.type_items.clear()
+        self._populate()
+        self._filter(self.search_field.text())
+
     def visible_type_names(self) -> list[str]:
         """Node types the filtered tree shows, top to bottom."""
         return [name for name, item in self.type_items.items() if not item.isHidden() and not item.parent().isHidden()]

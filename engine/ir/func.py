@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +22,25 @@ from pixelweave.engine.ir.visit import find_calls, find_variables, walk
 from pixelweave.engine.schedule import FuncScheduling
 
 _func_counter = itertools.count()
+_name_prefixes = threading.local()
+
+
+@contextlib.contextmanager
+def func_name_prefix(prefix: str) -> Iterator[None]:
+    """Funcs made in this thread inside the block are named `prefix + name`: a generator
+    built as a node of a document gets its node's id in every Func name, so that two nodes
+    of one generator do not make two Funcs of one name."""
+    stack = _name_prefixes.__dict__.setdefault("stack", [])
+    stack.append(prefix)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def _prefixed(name: str) -> str:
+    stack = _name_prefixes.__dict__.get("stack")
+    return stack[-1] + name if stack else name
 
 
 def normalize_call_args(args: Any, who: str) -> tuple[E.Expr, ...]:
@@ -63,7 +85,7 @@ class Func(FuncScheduling):
     def __init__(self, name: str | None = None) -> None:
         if name is not None and (not isinstance(name, str) or not name):
             raise CompileError(f"a Func name must be a non-empty string, got {name!r}")
-        self._name = name if name is not None else f"f{next(_func_counter)}"
+        self._name = _prefixed(name if name is not None else f"f{next(_func_counter)}")
         self._pure: Definition | None = None
         self._updates: list[Definition] = []
         self._frozen_by: str | None = None

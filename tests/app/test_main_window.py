@@ -390,3 +390,38 @@ def test_trace_schedule_from_the_run_menu(window, qtbot):
     assert {"blur: blur_x", "result: out"} <= labels
     window.new_document()
     assert window.trace.trace is None and window.trace.status.text() == "No trace yet."
+
+
+def test_generator_nodes_loaded_from_a_file_join_the_palette_and_preview(window, tmp_path):
+    from pixelweave.nodes.node_type import forget_node_type
+
+    from tests.nodes.document_samples import GENERATORS, numpy_soften
+
+    broken = tmp_path / "broken.py"
+    broken.write_text("this is not python\n")
+    assert not window.load_generator_nodes(broken)
+    assert "cannot load generator nodes" in window.log.messages("error")[-1]
+    gens = tmp_path / "gens.py"
+    gens.write_text(GENERATORS)
+    try:
+        assert window.load_generator_nodes(gens)
+        window.palette.set_filter("soften")
+        assert window.palette.visible_type_names() == ["generator_soften"]
+        doc = Document("Generator test")
+        doc.add_node("image_input", "photo", {"sample": "camera.png", "element": "u8", "layout": "gray"}, (0, 0))
+        doc.add_node("generator_soften", "soft", {"gain": 1, "offset": 0}, (200, 0))
+        doc.add_node("output", "result", {"element": "u8"}, (400, 0))
+        doc.connect("photo", "soft", "input")
+        doc.connect("soft", "result", "image", "output")
+        path = tmp_path / "soft.json"
+        doc.save(path)
+        assert window.open_path(path)
+        window.canvas.select(["result"])
+        assert window.wait_idle()
+        photo = window.previews.compute(window.session.document, "photo").array
+        assert np.array_equal(window.preview.current_array(), numpy_soften(photo, 1, 0))
+        assert "produce soft.blur" in window.loop_nest_text()
+    finally:
+        forget_node_type("generator_soften")
+        forget_node_type("generator_split_tone")
+        window.palette.reload()

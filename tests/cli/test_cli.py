@@ -230,6 +230,27 @@ def test_debug_shows_the_traceback(work, capsys):
     assert "Traceback" in capsys.readouterr().err
 
 
+def test_run_with_generator_nodes_loaded_from_a_file(work, capsys):
+    from pixelweave.nodes.node_type import forget_node_type
+
+    from tests.nodes.document_samples import GENERATORS, numpy_soften
+
+    (work / "gens.py").write_text(GENERATORS)
+    data = blur_document()
+    data["nodes"][1] = node("blur", "generator_soften", {"gain": 2, "offset": 3}, {"input": "input.out"})
+    data["nodes"][2]["inputs"] = {"image": "blur.output"}
+    doc = write_document(work / "soft.json", data)
+    out = work / "soft.png"
+    assert main(["run", str(doc), "-o", str(out)]) == 1
+    assert "load the Python file that defines the generator" in _error(capsys)
+    try:
+        assert main(["run", "--nodes", str(work / "gens.py"), str(doc), "--param", "blur.offset=9", "-o", str(out)]) == 0
+        assert np.array_equal(_read_gray(out), numpy_soften(_read_gray(work / "gray.png"), 2, 9))
+    finally:
+        forget_node_type("generator_soften")
+        forget_node_type("generator_split_tone")
+
+
 # ---------------------------------------------------------------------------- help and usage
 
 

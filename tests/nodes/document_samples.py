@@ -80,3 +80,54 @@ def sample_document(folder: Path, **schedules: Any):
     doc = Document.from_json(blur_document(**schedules))
     doc.path = folder / "doc.json"
     return doc
+
+
+# A file of two generators, loaded as node types by the generator-node tests.
+GENERATORS = '''
+import pixelweave as pw
+
+
+@pw.generator(name="soften")
+class Soften:
+    """Blurs a gray u8 image horizontally, then scales it and adds an offset."""
+
+    gain = pw.GeneratorParam(2)
+    input = pw.InputBuffer(pw.UInt(8), 2)
+    offset = pw.InputScalar(pw.Int(32))
+    output = pw.OutputBuffer(pw.UInt(8), 2)
+
+    def generate(g):
+        x, y = pw.Var("x"), pw.Var("y")
+        clamped = pw.BoundaryConditions.repeat_edge(g.input)
+        blur = pw.Func("blur")
+        blur[x, y] = (pw.u16(clamped[x - 1, y]) + clamped[x, y] + clamped[x + 1, y]) / 3
+        g.output[x, y] = pw.u8(pw.clamp(pw.i32(blur[x, y]) * g.gain + g.offset, 0, 255))
+        g.offset.set_estimate(5)
+        blur.compute_root()
+
+
+@pw.generator(name="split_tone")
+class SplitTone:
+    """Splits a colour image into a weighted gray image and the colour scaled by a float."""
+
+    weights = pw.GeneratorParam("luma")
+    work = pw.GeneratorParam(pw.Float(32))
+    input = pw.InputBuffer(pw.UInt(8), 3)
+    strength = pw.InputScalar(pw.Float(32))
+    gray = pw.OutputBuffer(pw.UInt(8), 2)
+    scaled = pw.OutputBuffer(pw.UInt(8), 3)
+
+    def generate(g):
+        x, y, c = pw.Var("x"), pw.Var("y"), pw.Var("c")
+        w = (0.25, 0.625, 0.125) if g.weights == "luma" else (0.25, 0.5, 0.25)
+        v = pw.cast(g.work, g.input[x, y, 0]) * w[0] + g.input[x, y, 1] * w[1] + g.input[x, y, 2] * w[2]
+        g.gray[x, y] = pw.u8(pw.clamp(v + 0.5, 0, 255))
+        g.scaled[x, y, c] = pw.u8(pw.clamp(pw.f32(g.input[x, y, c]) * g.strength, 0, 255))
+'''
+
+
+def numpy_soften(image: np.ndarray, gain: int, offset: int) -> np.ndarray:
+    """What the `soften` generator of GENERATORS computes."""
+    padded = np.pad(image.astype(np.int64), ((0, 0), (1, 1)), mode="edge")
+    blur = (padded[:, :-2] + padded[:, 1:-1] + padded[:, 2:]) // 3
+    return np.clip(blur * gain + offset, 0, 255).astype(np.uint8)
