@@ -219,7 +219,15 @@ def _partition_policies(ctx: LoweringContext) -> dict[str, tuple[Partition, str]
     for info in ctx.funcs:
         for k, stage in enumerate(info.stages):
             where = f"Func `{info.name}`" if k == 0 else f"update {k - 1} of Func `{info.name}`"
+            seen: dict[str, Partition] = {}
             for d in (d for sched in stage.schedule.all_schedules() for d in sched.dims):
+                if seen.setdefault(d.name, d.partition) != d.partition:
+                    # The branches of a specialized stage share loop names, so one policy per loop.
+                    raise ScheduleError(
+                        f"loop {d.name} of {where} has different partition policies in its specializations "
+                        f"({seen[d.name].value} and {d.partition.value}); Pixelweave applies one policy to a "
+                        "loop in every specialization of its stage: give them the same"
+                    )
                 if d.partition != Partition.AUTO:
                     policies[f"{info.name}.s{k}.{d.name}"] = (d.partition, where)
     return policies

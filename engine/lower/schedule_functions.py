@@ -305,7 +305,11 @@ def _check_no_shared_storage(
 ) -> None:
     """Refuse, as Halide does, storage outside a parallel (vectorized, GPU block) loop that
     the computation is inside: its iterations would share one buffer and race."""
-    for_types = {s.name: s.for_type for s in walk_stmt(stmt) if isinstance(s, For)}
+    # A loop of a specialized stage is in each branch, scheduled differently: any may share.
+    for_types: dict[str, ForType] = {}
+    for s in walk_stmt(stmt):
+        if isinstance(s, For) and for_types.get(s.name) not in _SHARING_LOOPS:
+            for_types[s.name] = s.for_type
     start = legal.index(store_loop) + 1 if store_loop is not None else 0
     between = legal[start : legal.index(compute_loop) + 1]
     sharing = [loop for loop in between if for_types.get(loop) in _SHARING_LOOPS]

@@ -389,3 +389,60 @@ def test_tracing_reports_the_stores_of_the_branch_that_ran(capfd):
     _traced(hl).realize([4])
     theirs = [re.sub(r"\$\d+", "", line) for line in capfd.readouterr().out.splitlines() if line.startswith("Store")]
     assert ours == theirs and ours
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_a_sliding_window_over_a_specialized_consumer(p):
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        q = m.Param(m.Int(32), "p")
+        q.set(p)
+        g = m.Func("g")
+        g[x, y] = x * 3 + y * q
+        out = m.Func("out")
+        out[x, y] = g[x, y - 1] + g[x, y + 1]
+        out.specialize(q == 1).vectorize(x, 4)
+        g.store_root().compute_at(out, y)
+        return {"out": out, "g": g}
+
+    check(build, [9, 6])
+
+
+@pytest.mark.parametrize("p", [2, 3])
+def test_a_tuple_func_specializes(p):
+    def build(m):
+        x = m.Var("x")
+        q = m.Param(m.Int(32), "p")
+        q.set(p)
+        f = m.Func("f")
+        f[x] = (x * q, x + q)
+        f.compute_root()
+        f.specialize(q == 2).vectorize(x, 4)
+        out = m.Func("out")
+        out[x] = f[x][0] + f[x][1]
+        return {"out": out, "f": f}
+
+    check(build, [9])
+
+
+def test_storage_shared_across_a_loop_parallel_in_one_branch_is_refused():
+    x, y = pw.Var("x"), pw.Var("y")
+    p = pw.Param(pw.Int(32), "p")
+    g = pw.Func("g")
+    g[x, y] = x * 3 + y * p
+    out = pw.Func("out")
+    out[x, y] = g[x, y] * 2
+    out.specialize(p > 1).parallel(y)
+    g.store_root().compute_at(out, y)
+    with pytest.raises(ScheduleError, match="stored outside the parallel loop y of `out`"):
+        pw.Pipeline(out).compile()
+
+
+def test_different_partition_policies_for_one_loop_in_two_branches_are_refused():
+    x = pw.Var("x")
+    p = pw.Param(pw.Int(32), "p")
+    f = pw.Func("f")
+    f[x] = x * p
+    f.specialize(p > 1).never_partition(x)
+    with pytest.raises(ScheduleError, match="loop x of Func `f` has different partition policies"):
+        pw.Pipeline(f).compile()
