@@ -397,8 +397,11 @@ class Stage:
 
         if self.index == 0:
             raise ScheduleError(f"rfactor applies to an update definition, not to {self.describe()}")
-        if self.specialization:
-            raise ScheduleError(f"rfactor of {self.describe()}: apply rfactor to the stage, not to a specialization")
+        if self.specialization or self.schedule.specializations:
+            raise ScheduleError(
+                f"rfactor of {self.describe()}: a specialized stage (or a specialization) cannot be factored; "
+                "call rfactor() before specialize() and specialize the intermediate Func or the merging update"
+            )
         return rfactor(self.func, self.index - 1, preserved if var is None else [(preserved, var)])
 
     # ------------------------------------------------------------------ domain order

@@ -446,3 +446,23 @@ def test_different_partition_policies_for_one_loop_in_two_branches_are_refused()
     f.specialize(p > 1).never_partition(x)
     with pytest.raises(ScheduleError, match="loop x of Func `f` has different partition policies"):
         pw.Pipeline(f).compile()
+
+
+def test_rfactor_of_a_specialized_stage_is_refused():
+    # Halide factors only the unspecialized definition; Pixelweave asks for rfactor first.
+    x, u = pw.Var("x"), pw.Var("u")
+    p = pw.Param(pw.Int(32), "p")
+    r = pw.RDom([(0, 8)])
+    f = pw.Func("f")
+    f[x] = 0
+    f[x] += r.x
+    f.update(0).specialize(p > 0)
+    with pytest.raises(ScheduleError, match=r"a specialized stage .* cannot be factored; call rfactor"):
+        f.update(0).rfactor(r.x, u)
+    g = pw.Func("g")
+    g[x] = 0
+    g[x] += r.x
+    g.update(0).rfactor(r.x, u).compute_root()
+    g.update(0).specialize(p > 0).vectorize(x, 4)
+    p.set(1)
+    np.testing.assert_array_equal(np.asarray(g.realize([5])), np.full(5, 28))
