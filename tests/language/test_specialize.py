@@ -466,3 +466,22 @@ def test_rfactor_of_a_specialized_stage_is_refused():
     g.update(0).specialize(p > 0).vectorize(x, 4)
     p.set(1)
     np.testing.assert_array_equal(np.asarray(g.realize([5])), np.full(5, 28))
+
+
+@pytest.mark.parametrize(
+    ("build", "sizes", "values"),
+    [
+        (_rounded_up_producer, [13], [1, -1]),
+        (lambda p: _producer_at(p, "xo"), [19, 3], [1, 2]),
+        (lambda p: _three_way(p == 3, p), [13, 4], [3, 4]),
+    ],
+)
+def test_every_branch_stays_in_bounds_and_its_time_is_profiled(build, sizes, values):
+    for value in values:
+        out = build(value)(pw)["out"]
+        pipeline = pw.Pipeline(out)
+        expected = np.asarray(pipeline.realize_reference(sizes))
+        np.testing.assert_array_equal(np.asarray(pipeline.compile(checked=True)(sizes)), expected)
+        profiled = pipeline.compile(profile=True)
+        np.testing.assert_array_equal(np.asarray(profiled(sizes)), expected)
+        assert set(profiled.last_profile) == {f.name() for f in pipeline.funcs}
