@@ -156,11 +156,12 @@ def _copy_loop_schedules(f: Func, clone: Func, guard_tails: bool) -> None:
             continue
         copied.schedule = copy.deepcopy(original.schedule)
         tail = TailStrategy.SHIFT_INWARDS if stage == 0 and not guard_tails else TailStrategy.GUARD_WITH_IF
-        for split in copied.schedule.splits:
+        schedules = copied.schedule.all_schedules()
+        for split in (sp for sched in schedules for sp in sched.splits):
             # Only the box asked for is computed, so only what it needs is read.
             if split.kind == "split":
                 split.tail = tail
-        for dim in copied.schedule.dims:
+        for dim in (d for sched in schedules for d in sched.dims):
             # The copy's extents are known only when it runs (in the pipeline, bounds
             # inference may make them constants): its loops are not unrolled.
             if dim.for_type == ForType.UNROLLED:

@@ -30,6 +30,15 @@ def definition_exprs(d: Definition) -> list[E.Expr]:
     return exprs
 
 
+def specialization_conditions(d: Definition) -> list[E.Expr]:
+    """The conditions of a stage's specializations, nested ones included (the Params and
+    images they read are arguments of the pipeline too)."""
+    if d.schedule is None:
+        return []
+    specs = [s for sched in d.schedule.all_schedules() for s in sched.specializations]
+    return [s.condition for s in specs if s.condition is not None]
+
+
 def output_buffers(f: Func) -> list[tuple[str, Type]]:
     """The output buffers of an output Func, by name and type: one per value of a Tuple,
     named `f.0`, `f.1`, ... as in Halide."""
@@ -102,7 +111,7 @@ class Pipeline:
             state[id(f)] = "active"
             apply_global_wrappers(f)
             for d in func_definitions(f):
-                for e in definition_exprs(d):
+                for e in [*definition_exprs(d), *specialization_conditions(d)]:
                     for node in walk(e):
                         if isinstance(node, E.Call) and node.call_kind == "func" and node.target is not f:
                             visit(node.target, [*path, f.name()])

@@ -178,6 +178,7 @@ class StageSchedule:
     splits: list[Split] = field(default_factory=list)
     single_thread: bool = False  # gpu_single_thread(): the stage runs in one GPU work-item
     atomic: bool = False  # atomic(): the update stores with atomic read-modify-writes
+    specializations: list[Specialization] = field(default_factory=list)  # specialize(), tried in order
 
     @staticmethod
     def for_definition(d: Definition) -> StageSchedule:
@@ -186,6 +187,34 @@ class StageSchedule:
             dims.extend(Dim(v.name, is_rvar=True) for v in d.rdom.vars)
         dims.extend(Dim(name) for name in d.pure_vars)
         return StageSchedule(dims)
+
+    def all_schedules(self) -> list[StageSchedule]:
+        """This schedule and those of its specializations, nested ones included: every loop
+        nest the stage may run."""
+        out = [self]
+        for spec in self.specializations:
+            if spec.schedule is not None:
+                out.extend(spec.schedule.all_schedules())
+        return out
+
+
+@dataclass
+class Specialization:
+    """One specialize(condition) of a stage: when the condition holds (and no earlier one
+    did) the stage runs with `schedule`, a copy of the stage's schedule taken when
+    specialize() was called. specialize_fail(message) is the last one, with no condition
+    and no schedule: reaching it fails the pipeline with the message."""
+
+    condition: E.Expr | None
+    schedule: StageSchedule | None
+    failure_message: str | None = None
+
+    def __deepcopy__(self, memo: dict) -> Specialization:
+        # The condition is an immutable Expr holding the Params themselves: share it.
+        return Specialization(self.condition, copy.deepcopy(self.schedule, memo), self.failure_message)
+
+
+SPECIALIZE_FAIL_MESSAGE = "A schedule specialized with specialize_fail() was chosen: "  # Halide's words
 
 
 @dataclass
@@ -239,9 +268,10 @@ class Stage:
     Every directive returns the stage, so calls chain as in Halide.
     """
 
-    def __init__(self, func: Func, index: int) -> None:
+    def __init__(self, func: Func, index: int, specialization: tuple[int, ...] = ()) -> None:
         self.func = func
         self.index = index
+        self.specialization = specialization  # the path to a specialize() of the stage, if any
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -253,12 +283,67 @@ class Stage:
         d = self.definition
         if d.schedule is None:
             d.schedule = StageSchedule.for_definition(d)
-        return d.schedule
+        sched = d.schedule
+        for i in self.specialization:
+            sched = sched.specializations[i].schedule
+        return sched
 
     def describe(self) -> str:
-        return (
+        where = (
             f"Func `{self.func.name()}`" if self.index == 0 else f"update {self.index - 1} of Func `{self.func.name()}`"
         )
+        if not self.specialization:
+            return where
+        sched, conditions = self.definition.schedule, []
+        for i in self.specialization:
+            conditions.append(str(sched.specializations[i].condition))
+            sched = sched.specializations[i].schedule
+        return f"the specialization of {where} on {' and '.join(conditions)}"
+
+    def specialize(self, condition: Any) -> Stage:
+        """A copy of this stage's schedule, taken now, used when `condition` (a bool Expr of
+        Params and image sizes) holds at run time; schedule it independently. Later
+        directives on this stage change only its own schedule. Specializations are tried in
+        the order they were made; asking again with the same condition returns the same one."""
+        from pixelweave.engine.ir.coerce import to_expr
+        from pixelweave.engine.ir.visit import walk
+
+        cond = to_expr(condition) if isinstance(condition, (bool, E.Expr)) else None
+        if cond is None or not cond.type().is_bool() or not cond.type().is_scalar():
+            raise ScheduleError(
+                f"Argument passed to specialize must be of type bool (in {self.describe()}), got {condition!r}"
+            )
+        for node in walk(cond):
+            if isinstance(node, E.Variable) and node.kind in ("var", "rvar"):
+                raise ScheduleError(
+                    f"Specialization condition {cond} for {self.describe()} depends on Var or RVar {node.name}. "
+                    "Specialization conditions may not depend on any Vars or RVars."
+                )
+            if isinstance(node, E.Call) and node.call_kind in ("func", "image"):
+                raise ScheduleError(
+                    f"Specialization condition {cond} for {self.describe()} reads `{node.name}`; Pixelweave "
+                    "specializes on Params and image sizes (im.width(), im.dim(i).extent(), ...) only"
+                )
+        specs = self.schedule.specializations
+        for i, spec in enumerate(specs):
+            if spec.condition is not None and spec.condition.same_as(cond):
+                return Stage(self.func, self.index, (*self.specialization, i))
+        if specs and specs[-1].failure_message is not None:
+            raise ScheduleError(f"Cannot add new specializations after specialize_fail() (in {self.describe()}).")
+        own = copy.deepcopy(self.schedule)
+        own.specializations = []  # a specialization inherits everything but the specializations
+        specs.append(Specialization(cond, own))
+        return Stage(self.func, self.index, (*self.specialization, len(specs) - 1))
+
+    def specialize_fail(self, message: str) -> None:
+        """End this stage's chain of specializations: when none of them holds, the pipeline
+        fails with `message` (a RuntimeFailure) instead of running the unspecialized schedule."""
+        if not isinstance(message, str) or not message:
+            raise ScheduleError(f"Argument passed to specialize_fail() must not be empty (in {self.describe()}).")
+        specs = self.schedule.specializations
+        if specs and specs[-1].failure_message is not None:
+            raise ScheduleError(f"Only one specialize_fail() may be defined per Stage (in {self.describe()}).")
+        specs.append(Specialization(None, None, message))
 
     def _dim_index(self, v: Any) -> int:
         name = var_name(v)
@@ -312,6 +397,11 @@ class Stage:
 
         if self.index == 0:
             raise ScheduleError(f"rfactor applies to an update definition, not to {self.describe()}")
+        if self.specialization or self.schedule.specializations:
+            raise ScheduleError(
+                f"rfactor of {self.describe()}: a specialized stage (or a specialization) cannot be factored; "
+                "call rfactor() before specialize() and specialize the intermediate Func or the merging update"
+            )
         return rfactor(self.func, self.index - 1, preserved if var is None else [(preserved, var)])
 
     # ------------------------------------------------------------------ domain order
@@ -869,3 +959,11 @@ class FuncScheduling:
     def gpu_single_thread(self):
         self._pure_stage().gpu_single_thread()
         return self
+
+    def specialize(self, condition: Any) -> Stage:
+        """Specialize the pure definition (Stage.specialize); returns the specialized Stage."""
+        return self._pure_stage().specialize(condition)
+
+    def specialize_fail(self, message: str) -> None:
+        """End the pure definition's specializations with a failure (Stage.specialize_fail)."""
+        self._pure_stage().specialize_fail(message)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pixelweave.engine.ir.printer import expr_to_string as fmt
+from pixelweave.engine.schedule import SPECIALIZE_FAIL_MESSAGE
 from pixelweave.engine.shared_exprs import NameSource, shared_subexpressions
 from pixelweave.engine.stmt import (
     Allocate,
@@ -140,6 +141,30 @@ def _short(name: str) -> str:
     return name
 
 
+def _has_loops(s: IfThenElse) -> bool:
+    """Whether a branch holds loops (a specialization, not a guard around one point)."""
+    from pixelweave.engine.stmt_visit import walk_stmt
+
+    return any(isinstance(c, For) for c in walk_stmt(s))
+
+
+def _branches(s: IfThenElse, depth: int, out: list[str]) -> None:
+    """`if c1:` / `else if c2:` / `else:` around the loop nest of each branch (specialize())."""
+    pad = INDENT * depth
+    word = "if"
+    while True:
+        out.append(f"{pad}{word} {fmt(s.condition)}:")
+        _nest(s.then_case, depth + 1, out)
+        rest = s.else_case
+        if isinstance(rest, IfThenElse) and _has_loops(rest):
+            s, word = rest, "else if"
+            continue
+        if rest is not None:
+            out.append(f"{pad}else:")
+            _nest(rest, depth + 1, out)
+        return
+
+
 def _nest(s: Stmt, depth: int, out: list[str]) -> None:
     pad = INDENT * depth
     if isinstance(s, Block):
@@ -168,10 +193,14 @@ def _nest(s: Stmt, depth: int, out: list[str]) -> None:
     elif isinstance(s, (Realize, Allocate)):
         out.append(f"{pad}store {s.name}:")
         _nest(s.body, depth + 1, out)
+    elif isinstance(s, IfThenElse) and _has_loops(s):
+        _branches(s, depth, out)
     elif isinstance(s, IfThenElse):
         _nest(s.then_case, depth, out)
         if s.else_case is not None:
             _nest(s.else_case, depth, out)
+    elif isinstance(s, AssertStmt) and s.message.startswith(SPECIALIZE_FAIL_MESSAGE):
+        out.append(f"{pad}specialize_fail({s.message[len(SPECIALIZE_FAIL_MESSAGE) :]!r})")
     elif isinstance(s, Provide):
         out.append(f"{pad}{s.name}(...) = ...")
     elif isinstance(s, Store):

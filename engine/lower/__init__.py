@@ -184,10 +184,11 @@ def _log(pass_name: str, stmt: Stmt, start: float, timings: dict[str, float]) ->
 
 def _check_target(ctx: LoweringContext) -> None:
     for info in ctx.funcs:
-        for k, stage in enumerate(info.stages):
+        schedules = [(k, s) for k, stage in enumerate(info.stages) for s in stage.schedule.all_schedules()]
+        for k, stage_schedule in schedules:
             where = info.name if k == 0 else f"update {k - 1} of {info.name}"
-            if getattr(stage.schedule, "single_thread", False):
-                gpu = [d.name for d in stage.schedule.dims if d.for_type in (ForType.GPU_BLOCK, ForType.GPU_THREAD)]
+            if getattr(stage_schedule, "single_thread", False):
+                gpu = [d.name for d in stage_schedule.dims if d.for_type in (ForType.GPU_BLOCK, ForType.GPU_THREAD)]
                 if gpu:
                     raise ScheduleError(
                         f"`{where}` is gpu_single_thread and also maps loop {gpu[0]} to the GPU; use one or the other"
@@ -198,12 +199,12 @@ def _check_target(ctx: LoweringContext) -> None:
                         f"the target here is {ctx.target!r}"
                     )
             if ctx.target == "opencl":
-                if getattr(stage.schedule, "atomic", False):
+                if getattr(stage_schedule, "atomic", False):
                     raise ScheduleError(
                         f"`{where}` is atomic(), which Pixelweave compiles for CPU targets only, not target='opencl'"
                     )
                 continue
-            for d in stage.schedule.dims:
+            for d in stage_schedule.dims:
                 if d.for_type in (ForType.GPU_BLOCK, ForType.GPU_THREAD):
                     raise ScheduleError(
                         f"`{where}` maps loop {d.name} to the GPU ({d.for_type.value}), which needs "
@@ -218,7 +219,15 @@ def _partition_policies(ctx: LoweringContext) -> dict[str, tuple[Partition, str]
     for info in ctx.funcs:
         for k, stage in enumerate(info.stages):
             where = f"Func `{info.name}`" if k == 0 else f"update {k - 1} of Func `{info.name}`"
-            for d in stage.schedule.dims:
+            seen: dict[str, Partition] = {}
+            for d in (d for sched in stage.schedule.all_schedules() for d in sched.dims):
+                if seen.setdefault(d.name, d.partition) != d.partition:
+                    # The branches of a specialized stage share loop names, so one policy per loop.
+                    raise ScheduleError(
+                        f"loop {d.name} of {where} has different partition policies in its specializations "
+                        f"({seen[d.name].value} and {d.partition.value}); Pixelweave applies one policy to a "
+                        "loop in every specialization of its stage: give them the same"
+                    )
                 if d.partition != Partition.AUTO:
                     policies[f"{info.name}.s{k}.{d.name}"] = (d.partition, where)
     return policies

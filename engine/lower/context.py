@@ -169,7 +169,7 @@ def _copy_consumed_outputs(ctx: LoweringContext, used: set[str]) -> None:
 def _rounds_up(info: FuncInfo) -> bool:
     """Whether a split of one of its pure variables may iterate beyond the region asked for."""
     for k, stage in enumerate(info.stages):
-        for split in stage.schedule.splits:
+        for split in (sp for sched in stage.schedule.all_schedules() for sp in sched.splits):
             rounds_up = resolve_tail(split.tail, k, split.is_rvar, split.bounded) == TailStrategy.ROUND_UP
             if split.kind == "split" and not split.is_rvar and rounds_up:
                 return True
@@ -197,6 +197,11 @@ def _validate_call_schedule(ctx: LoweringContext, info: FuncInfo) -> None:
         if ctx.target == "opencl":
             raise ScheduleError(f"{where}: memory types are placed on CPU targets only, not target='opencl'")
     if info.is_inlined():
+        if any(stage.schedule.specializations for stage in info.stages):
+            raise ScheduleError(
+                f"Func `{name}` is scheduled inline, so it must not have any specializations (specialize() or "
+                "specialize_fail()); specialize a Func that is computed (compute_root() or compute_at()) instead"
+            )
         if sched.store_level is not None and not sched.store_level.is_inline():
             raise ScheduleError(
                 f"Func `{name}` is computed inline, so it has no storage to place with store_at/store_root; "

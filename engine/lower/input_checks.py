@@ -79,7 +79,7 @@ def unguarded_split_hint(info: FuncInfo) -> str:
     splits = []
     for k, stage in enumerate(info.stages):
         where = "" if k == 0 else f" in update {k - 1}"
-        for sp in stage.schedule.splits:
+        for sp in (sp for sched in stage.schedule.all_schedules() for sp in sched.splits):
             if sp.kind == "split" and sp.factor > 1 and sp.tail != TailStrategy.GUARD_WITH_IF:
                 splits.append(f"{sp.old} by {sp.factor}{where} (tail {sp.tail.name})")
     if not splits:

@@ -8,15 +8,29 @@ loops, exactly as the split's tail strategy says.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
-from pixelweave.engine.ir.types import Int
-from pixelweave.engine.ir.visit import substitute
+from pixelweave.engine.ir.func import Definition
+from pixelweave.engine.ir.types import Bool, Int
+from pixelweave.engine.ir.visit import mutate, substitute
 from pixelweave.engine.lower.context import FuncInfo
+from pixelweave.engine.lower.inline import plain
 from pixelweave.engine.lower.simplify import simplify
-from pixelweave.engine.schedule import Split, TailStrategy, resolve_tail
+from pixelweave.engine.schedule import SPECIALIZE_FAIL_MESSAGE, Split, StageSchedule, TailStrategy, resolve_tail
 from pixelweave.engine.self_reference import atomic_form
-from pixelweave.engine.stmt import For, ForType, IfThenElse, LetStmt, ProducerConsumer, Provide, Stmt, make_block
+from pixelweave.engine.stmt import (
+    AssertStmt,
+    For,
+    ForType,
+    IfThenElse,
+    LetStmt,
+    ProducerConsumer,
+    Provide,
+    Stmt,
+    make_block,
+)
 
 I32 = Int(32)
 
@@ -50,9 +64,31 @@ def build_produce(info: FuncInfo) -> Stmt:
 
 
 def build_stage(info: FuncInfo, k: int) -> Stmt:
-    stage = info.stages[k]
-    d = stage.definition
-    sched = stage.schedule
+    """The loop nest of stage k; with specializations, `if (c1) nest1 else if (c2) ... else
+    default` (or the specialize_fail() failure)."""
+    return _specialized(info, k, info.stages[k].schedule, [])
+
+
+def _specialized(info: FuncInfo, k: int, sched: StageSchedule, facts: list[tuple[E.Expr, bool]]) -> Stmt:
+    """The nest of one schedule and its specializations, each built under what is known
+    there: its own condition holds and the earlier ones' do not (as Halide's
+    specializations, tried in order)."""
+    specs = sched.specializations
+    conditions = [s.condition for s in specs if s.condition is not None]
+    failed = [s.failure_message for s in specs if s.failure_message is not None]
+    if failed:
+        stmt: Stmt = AssertStmt(E.Const(Bool(), 0), SPECIALIZE_FAIL_MESSAGE + failed[0].replace("{}", "{ }"))
+    else:
+        stmt = _loop_nest(info, k, sched, [*facts, *((c, False) for c in conditions)])
+    for i in reversed(range(len(conditions))):
+        earlier = [(c, False) for c in conditions[:i]]
+        then = _specialized(info, k, specs[i].schedule, [*facts, *earlier, (conditions[i], True)])
+        stmt = IfThenElse(plain(conditions[i]), then, stmt)
+    return stmt
+
+
+def _loop_nest(info: FuncInfo, k: int, sched: StageSchedule, facts: list[tuple[E.Expr, bool]]) -> Stmt:
+    d = specialized_definition(info.stages[k].definition, facts)
     prefix = stage_prefix(info.name, k)
     originals = [*(v.name for v in d.rdom.vars)] if d.rdom is not None else []
     is_rvar = set(originals)
@@ -97,6 +133,46 @@ def build_stage(info: FuncInfo, k: int) -> Stmt:
             body,
         )
     return body
+
+
+def specialized_definition(d: Definition, facts: list[tuple[E.Expr, bool]]) -> Definition:
+    """The definition simplified under what a specialization knows (as Halide's
+    SimplifySpecializations): a bool Param condition is true in its branch and false after
+    it, `p == c` puts c for p in its branch (and for a bool p, not c after it), and any other
+    condition is replaced by true or false where it appears."""
+    if not facts:
+        return d
+    names: dict[str, E.Expr] = {}
+    exprs: list[tuple[E.Expr, E.Expr]] = []
+    for cond, holds in facts:
+        truth = E.Const(Bool(), int(holds))
+        if isinstance(cond, E.Variable):
+            names[cond.name] = truth
+            continue
+        if isinstance(cond, E.EQ):
+            for a, b in ((cond.a, cond.b), (cond.b, cond.a)):
+                if isinstance(a, E.Variable) and a.kind == "param" and isinstance(b, E.Const):
+                    if holds:
+                        names[a.name] = b
+                    elif b.type().is_bool():
+                        names[a.name] = E.Const(Bool(), 1 - int(b.value))
+                    break
+        exprs.append((cond, truth))
+
+    def assume(e: E.Expr) -> E.Expr:
+        out = substitute(e, names)
+        if exprs:
+            out = mutate(out, lambda n: next((t for c, t in exprs if n.same_as(c)), None))
+        return out if out is e else simplify(out)
+
+    values = tuple(assume(v) for v in d.all_values())
+    return replace(
+        d,
+        args=tuple(assume(a) for a in d.args),
+        value=values[0],
+        extra_values=values[1:],
+        predicate=None if d.predicate is None else assume(d.predicate),
+    )
 
 
 def _provide(name: str, prefix: str, values: list[E.Expr], args: tuple[E.Expr, ...]) -> Stmt:

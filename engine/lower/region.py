@@ -15,7 +15,7 @@ from pixelweave.engine.ir.types import Int
 from pixelweave.engine.ir.visit import walk
 from pixelweave.engine.lower.intervals import SymInterval, interval_of
 from pixelweave.engine.lower.simplify import simplify
-from pixelweave.engine.stmt import For, IfThenElse, LetStmt, Provide, Stmt
+from pixelweave.engine.stmt import For, IfThenElse, LetStmt, Load, Provide, Stmt
 
 Box = list[SymInterval]
 
@@ -114,6 +114,26 @@ def _narrow(cond: E.Expr, sc: Scope) -> Scope:
 _FLIP = {E.LT: E.GT, E.LE: E.GE, E.GT: E.LT, E.GE: E.LE}
 
 
+def _fixed_before_running(cond: E.Expr) -> bool:
+    """Whether a condition depends on the pipeline's parameters (Params, buffer sizes) only."""
+    return all(
+        (isinstance(n, E.Variable) and n.kind == "param") or not isinstance(n, (E.Variable, E.Call, Load))
+        for n in walk(cond)
+    )
+
+
+def _chosen_box(cond: E.Expr, then_box: Box | None, else_box: Box | None) -> Box | None:
+    """The box of `if (cond) then else else`: the branch's that runs; where one branch
+    touches nothing, the other's (a box may not be empty)."""
+    if then_box is None or else_box is None:
+        return then_box if else_box is None else else_box
+
+    def pick(a: E.Expr | None, b: E.Expr | None) -> E.Expr | None:
+        return None if a is None or b is None else simplify(E.Select(cond, a, b))
+
+    return [SymInterval(pick(t.lo, e.lo), pick(t.hi, e.hi)) for t, e in zip(then_box, else_box, strict=True)]
+
+
 def box_touched(
     stmt: Stmt,
     name: str,
@@ -153,6 +173,16 @@ def box_touched(
         if isinstance(s, IfThenElse):
             if calls:
                 exprs_box(s.condition, sc)
+            if s.else_case is not None and _fixed_before_running(s.condition):
+                # A specialization: only one branch runs, chosen before any loop, so the
+                # box is the chosen branch's (an input need not cover a branch not taken).
+                outside, result[0] = result[0], None
+                visit(s.then_case, sc)
+                then_box, result[0] = result[0], None
+                visit(s.else_case, sc)
+                chosen = _chosen_box(s.condition, then_box, result[0])
+                result[0] = outside if chosen is None else union_box(outside, chosen)
+                return
             visit(s.then_case, _narrow(s.condition, sc))
             if s.else_case is not None:
                 visit(s.else_case, sc)

@@ -52,11 +52,11 @@ def _loop_names(ctx: LoweringContext, level: LoopLevel, user: str, verb: str) ->
         ) from None
     candidates = []
     for k, stage in enumerate(g.stages):
-        for d in stage.schedule.dims:
-            if d.name == level.var or last_part(d.name) == level.var:
+        for d in (d for sched in stage.schedule.all_schedules() for d in sched.dims):
+            if (d.name == level.var or last_part(d.name) == level.var) and f"{g.name}.s{k}.{d.name}" not in candidates:
                 candidates.append(f"{g.name}.s{k}.{d.name}")
     if not candidates:
-        loops = sorted({f"{g.name}.{d.name}" for s in g.stages for d in s.schedule.dims})
+        loops = sorted({f"{g.name}.{d.name}" for s in g.stages for sc in s.schedule.all_schedules() for d in sc.dims})
         raise ScheduleError(
             f"`{g.name}` has no loop named {level.var}, so Func `{user}` cannot be computed or stored there "
             f"({directive}); its loops are {', '.join(loops)}"
@@ -111,7 +111,7 @@ def _written_var(ctx: LoweringContext, func: str, var: str) -> str:
     except KeyError:
         return var
     short = last_part(var)
-    names = {d.name for stage in info.stages for d in stage.schedule.dims}
+    names = {d.name for stage in info.stages for sched in stage.schedule.all_schedules() for d in sched.dims}
     return short if sum(last_part(n) == short for n in names) == 1 else var
 
 
@@ -148,6 +148,7 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
     legal = legal_levels(stmt, info.name)
     compute_loop = None
     if compute.kind == "at":
+        _check_every_specialization_has(ctx, info, compute, "compute_at")
         candidates = _loop_names(ctx, compute, info.name, "compute_at")
         usable = [c for c in candidates if c in legal]
         if not usable:
@@ -164,6 +165,7 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
     explicit_store = info.schedule.store_level
     store_loop = None
     if explicit_store is not None and explicit_store.kind == "at":
+        _check_every_specialization_has(ctx, info, explicit_store, "store_at")
         candidates = _loop_names(ctx, explicit_store, info.name, "store_at")
         allowed = legal[: legal.index(compute_loop) + 1] if compute_loop is not None else []
         usable = [c for c in candidates if c in allowed]
@@ -191,12 +193,51 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
 
     if compute_loop is None:
         return compute_block(stmt)
-    stmt = _InjectAt(compute_loop, compute_block).mutate(stmt)
+    # A specialized consumer has the loop once in each of its branches: compute in each.
+    stmt = _InjectAt(compute_loop, compute_block, every=True).mutate(stmt)
     if store_root:
         return realize(stmt)
     if not stored_with_compute:
-        return _InjectAt(store_loop, realize).mutate(stmt)
+        return _InjectAt(store_loop, realize, every=True).mutate(stmt)
     return stmt
+
+
+def _check_every_specialization_has(ctx: LoweringContext, info: FuncInfo, level: LoopLevel, verb: str) -> None:
+    """Refuse, as Halide does, a level whose loop exists in some branches of a specialized
+    consumer stage that uses the Func but not in others: each branch must compute it there."""
+    try:
+        g = ctx.info(level.func)
+    except KeyError:
+        return  # _loop_names says why
+
+    def has_loop(sched) -> bool:
+        return any(d.name == level.var or last_part(d.name) == level.var for d in sched.dims)
+
+    for k, stage in enumerate(g.stages):
+        branches = _branches(stage.schedule)
+        uses = any(_calls(e, info.name) for e in (*stage.definition.all_values(), *stage.definition.args))
+        if len(branches) == 1 or not uses:
+            continue
+        lacking = [b for b in branches if not has_loop(b[1])]
+        if lacking and len(lacking) < len(branches):
+            where = f"`{g.name}`" if k == 0 else f"update {k - 1} of `{g.name}`"
+            what, sched = lacking[0]
+            loops = ", ".join(d.name for d in reversed(sched.dims))
+            raise ScheduleError(
+                f"Func `{info.name}` is scheduled at loop {level.var} of `{g.name}` ({verb}(`{g.name}`, "
+                f"{level.var})), but {what} of {where} has no loop {level.var} (its loops are {loops}); the loop "
+                "must exist in every specialization of the stage (it may be made by different splits and "
+                "renames): give it that loop, or choose a level every specialization has"
+            )
+
+
+def _branches(sched, what: str = "the unspecialized schedule") -> list[tuple[str, object]]:
+    """Every loop nest a stage may run, each with a description: (what, schedule)."""
+    out = [(what, sched)]
+    for spec in sched.specializations:
+        if spec.schedule is not None:
+            out += _branches(spec.schedule, f"the specialization on {spec.condition}")
+    return out
 
 
 def _compute_sites(stmt: Stmt, name: str, candidates: list[str]) -> set[str] | None:
@@ -264,7 +305,11 @@ def _check_no_shared_storage(
 ) -> None:
     """Refuse, as Halide does, storage outside a parallel (vectorized, GPU block) loop that
     the computation is inside: its iterations would share one buffer and race."""
-    for_types = {s.name: s.for_type for s in walk_stmt(stmt) if isinstance(s, For)}
+    # A loop of a specialized stage is in each branch, scheduled differently: any may share.
+    for_types: dict[str, ForType] = {}
+    for s in walk_stmt(stmt):
+        if isinstance(s, For) and for_types.get(s.name) not in _SHARING_LOOPS:
+            for_types[s.name] = s.for_type
     start = legal.index(store_loop) + 1 if store_loop is not None else 0
     between = legal[start : legal.index(compute_loop) + 1]
     sharing = [loop for loop in between if for_types.get(loop) in _SHARING_LOOPS]
