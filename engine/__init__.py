@@ -72,6 +72,11 @@ from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 from pixelweave.engine.ir.var import RDom, RVar, Var
 from pixelweave.engine.memoization import EvictionKey
 from pixelweave.engine.pipeline import Pipeline
+from pixelweave.engine.runtime.memoization_cache import (
+    memoization_cache_cleanup,
+    memoization_cache_evict,
+    memoization_cache_set_size,
+)
 from pixelweave.engine.schedule import LoopLevel, MemoryType, Partition, TailStrategy
 from pixelweave.engine.target_api import (
     StmtOutputFormat,
@@ -82,11 +87,6 @@ from pixelweave.engine.target_api import (
     get_host_target,
     get_jit_target_from_environment,
     get_target_from_environment,
-)
-from pixelweave.engine.runtime.memoization_cache import (
-    memoization_cache_cleanup,
-    memoization_cache_evict,
-    memoization_cache_set_size,
 )
 from pixelweave.engine.tracing import TraceEvent, set_trace_file, set_trace_handler
 

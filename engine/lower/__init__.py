@@ -25,8 +25,8 @@ from pixelweave.engine.lower.context import LoweringContext, build_context
 from pixelweave.engine.lower.final_simplify import simplify_stmt
 from pixelweave.engine.lower.flatten import storage_flattening
 from pixelweave.engine.lower.inline import inline_functions
-from pixelweave.engine.lower.memoization import check_memoized, inject_memoization
 from pixelweave.engine.lower.input_checks import add_input_checks
+from pixelweave.engine.lower.memoization import check_memoized, inject_memoization
 from pixelweave.engine.lower.partition_loops import partition_loops
 from pixelweave.engine.lower.region import clear_cache as clear_region_cache
 from pixelweave.engine.lower.schedule_functions import schedule_functions

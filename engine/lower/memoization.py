@@ -25,7 +25,7 @@ from pixelweave.engine.ir.func import Func
 from pixelweave.engine.ir.memoize_calls import BUFFER_ADDRESS_PREFIX, MEMOIZE_LOOKUP_PREFIX, MEMOIZE_STORE_PREFIX
 from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.types import Int, UInt
-from pixelweave.engine.ir.visit import walk
+from pixelweave.engine.ir.visit import mutate, walk
 from pixelweave.engine.lower.context import FuncInfo, LoweringContext
 from pixelweave.engine.lower.flatten import value_buffer
 from pixelweave.engine.stmt import Allocate, Evaluate, ForType, IfThenElse, LetStmt, ProducerConsumer, Stmt, make_block
@@ -109,7 +109,8 @@ class _MemoizedFunc:
                                 params.setdefault(node.name, node.owner)
         self.params = [E.Variable(p.name, p.type(), "param") for _, p in sorted(params.items())]
         self.images = [im for _, im in sorted(images.items())]
-        self.eviction_key = info.schedule.memoize_eviction_key
+        key = info.schedule.memoize_eviction_key
+        self.eviction_key = None if key is None else mutate(key, _plain_param)
 
     def arguments(self, lets: dict[str, E.Expr], allocations: dict[str, Allocate]) -> tuple[E.Expr, ...]:
         """The values the lookup and the store pass to the cache (the layout its module describes)."""
@@ -132,6 +133,13 @@ class _MemoizedFunc:
         else:
             args += [E.Const(I32, 1), self.eviction_key]
         return tuple(args)
+
+
+def _plain_param(node: E.Expr) -> E.Expr | None:
+    """A Param object as the variable the generated code binds its value to."""
+    if isinstance(node, Param):
+        return E.Variable(node.name, node.type(), "param")
+    return None
 
 
 def _address(buffer: str) -> E.Expr:
