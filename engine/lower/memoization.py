@@ -89,8 +89,8 @@ class _MemoizedFunc:
         from pixelweave.engine.structural_key import structural_key
 
         self.info = info
-        self.buffers = [(value_buffer(info.name, i, {info.name: info.types} if len(info.types) > 1 else {}), t)
-                        for i, t in enumerate(info.types)]  # fmt: skip
+        tuple_types = {info.name: info.types} if len(info.types) > 1 else {}
+        self.buffers = [(value_buffer(info.name, i, tuple_types), t) for i, t in enumerate(info.types)]
         reached = Pipeline(info.func)
         digest = structural_key(reached, ctx.target, info.name, "memoize")
         self.identity = int.from_bytes(hashlib.sha256(digest.encode()).digest()[:7], "little")
