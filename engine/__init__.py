@@ -70,7 +70,13 @@ from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.tuple import Tuple, mux
 from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 from pixelweave.engine.ir.var import RDom, RVar, Var
+from pixelweave.engine.memoization import EvictionKey
 from pixelweave.engine.pipeline import Pipeline
+from pixelweave.engine.runtime.memoization_cache import (
+    memoization_cache_cleanup,
+    memoization_cache_evict,
+    memoization_cache_set_size,
+)
 from pixelweave.engine.schedule import LoopLevel, MemoryType, Partition, TailStrategy
 from pixelweave.engine.target_api import (
     StmtOutputFormat,
@@ -92,6 +98,7 @@ __all__ = [
     "BoundsError",
     "Buffer",
     "CompileError",
+    "EvictionKey",
     "Expr",
     "Float",
     "Func",
@@ -160,6 +167,9 @@ __all__ = [
     "logical_or",
     "max",
     "maximum",
+    "memoization_cache_cleanup",
+    "memoization_cache_evict",
+    "memoization_cache_set_size",
     "min",
     "minimum",
     "mux",

@@ -124,6 +124,11 @@ class Pipeline:
                                 images.setdefault(id(node.owner), node.owner)
                             elif isinstance(node.owner, Param):
                                 params.setdefault(node.name, node.owner)
+            eviction_key = f.schedule_of().memoize_eviction_key  # memoize(): a run-time argument too
+            if eviction_key is not None:
+                for node in walk(eviction_key):
+                    if isinstance(node, E.Variable) and isinstance(node.owner, Param):
+                        params.setdefault(node.name, node.owner)
             state[id(f)] = "done"
             self._funcs.append(f)
 

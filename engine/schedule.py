@@ -230,6 +230,8 @@ class FuncSchedule:
     alignments: dict[str, tuple[int, int | None]] = field(default_factory=dict)
     storage_alignments: dict[str, int] = field(default_factory=dict)  # align_storage(): extent padded to a multiple
     memory_type: MemoryType = MemoryType.AUTO  # store_in()
+    memoized: bool = False  # memoize(): values cached across realizations (engine/memoization.py)
+    memoize_eviction_key: Any = None  # memoize(EvictionKey(e)): the Expr entries are filed under
 
     def copy(self) -> FuncSchedule:
         """An independent copy (the levels are shared: they name other Funcs' loops)."""
@@ -242,6 +244,8 @@ class FuncSchedule:
             dict(self.alignments),
             dict(self.storage_alignments),
             self.memory_type,
+            self.memoized,
+            self.memoize_eviction_key,
         )
 
 
@@ -839,6 +843,16 @@ class FuncScheduling:
                 "level decides between local and private memory)"
             )
         self._sched().memory_type = memory_type
+        return self
+
+    def memoize(self, eviction_key: Any = None):
+        """Keep this Func's values across realizations and reuse them when the same inputs
+        come back (Halide's memoize); see engine/memoization.py for the key and the refusals."""
+        from pixelweave.engine.memoization import eviction_key_expr
+
+        sched = self._sched()
+        sched.memoize_eviction_key = eviction_key_expr(self.name(), eviction_key, sched.memoize_eviction_key)
+        sched.memoized = True
         return self
 
     def align_storage(self, v: Any, alignment: int):

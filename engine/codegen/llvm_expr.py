@@ -33,6 +33,7 @@ from pixelweave.engine.codegen.llvm_vector_math import VectorMath, uses_vector_m
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.debug_calls import DEBUG_CALL_PREFIXES, DEBUG_HOOKS
+from pixelweave.engine.ir.memoize_calls import BUFFER_ADDRESS_PREFIX, MEMOIZE_CALL_PREFIXES, MEMOIZE_HOOKS
 from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.stmt import Broadcast, Load, Ramp, Store
 
@@ -402,6 +403,8 @@ class ExprCodeGen:
         t = e.type()
         if name.startswith(DEBUG_CALL_PREFIXES):
             return self._debug_call(e)
+        if name.startswith(MEMOIZE_CALL_PREFIXES):
+            return self._memoize_call(e)
         if uses_vector_math(name, t):
             return self._vector_math(name, t, [self._expr(a) for a in e.args])
         if name in _UNARY_MATH:
@@ -449,6 +452,27 @@ class ExprCodeGen:
                 b.store(self._as_i64_bits(v, scalar_t), ptr, 8)
             b.call("void", hook, [Value("i64", number), slots])
         return values[0]
+
+    def _memoize_call(self, e: E.Call) -> Value:
+        """memoize_lookup / memoize_store: the count of arguments, then every argument's
+        bits, go to the Python hook (which returns an int32); buffer_address: a buffer's base."""
+        b = self.b
+        if e.name.startswith(BUFFER_ADDRESS_PREFIX):
+            buffer = e.name[len(BUFFER_ADDRESS_PREFIX) :]
+            ref = self.fn.buffers.get(buffer)
+            if ref is None:
+                raise CompileError(f"memoization reads the address of buffer `{buffer}`, which is not in scope")
+            return b.convert("ptrtoint", ref.pointer, "i64", "address")
+        prefix, number = e.name.split("#", 1)
+        hook = self.module.declare(MEMOIZE_HOOKS[prefix + "#"], "i32 (i64, ptr)")
+        values = [self._expr(a) for a in e.args]
+        slots = b.alloca_in_entry(f"[{len(values) + 1} x i64]", 8, "memoize")
+        b.store(int_const(64, len(values)), slots, 8)
+        for i, (v, a) in enumerate(zip(values, e.args, strict=True)):
+            if lanes_of(v.ty) > 1:
+                raise CompileError(f"memoization passes the vector {a} to the runtime; it takes scalars only")
+            b.store(self._as_i64_bits(v, a.type()), b.gep("i64", slots, Value("i64", str(i + 1))), 8)
+        return b.call("i32", hook, [Value("i64", number), slots], "cache_result")
 
     def _as_i64_bits(self, v: Value, t: Type) -> Value:
         b = self.b

@@ -26,6 +26,7 @@ from pixelweave.engine.lower.final_simplify import simplify_stmt
 from pixelweave.engine.lower.flatten import storage_flattening
 from pixelweave.engine.lower.inline import inline_functions
 from pixelweave.engine.lower.input_checks import add_input_checks
+from pixelweave.engine.lower.memoization import check_memoized, inject_memoization
 from pixelweave.engine.lower.partition_loops import partition_loops
 from pixelweave.engine.lower.region import clear_cache as clear_region_cache
 from pixelweave.engine.lower.schedule_functions import schedule_functions
@@ -126,6 +127,7 @@ def _lower(
     clear_simplify_cache()
     ctx = build_context(pipeline, target)
     _check_target(ctx)
+    check_memoized(ctx)
     inline_functions(ctx)
 
     passes: list[tuple[str, Callable[[Stmt], Stmt]]] = [
@@ -138,6 +140,7 @@ def _lower(
     ]
     late: list[tuple[str, Callable[[Stmt], Stmt]]] = [
         ("storage flattening", lambda s: storage_flattening(ctx, s)),
+        ("memoization", lambda s: inject_memoization(ctx, s)),
         ("simplification before unrolling", simplify_stmt),
         ("unrolling", unroll_loops),
         ("boundary fast path", boundary_fast_path),

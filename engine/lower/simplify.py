@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.debug_calls import DEBUG_CALL_PREFIXES
+from pixelweave.engine.ir.memoize_calls import MEMOIZE_CALL_PREFIXES
 from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.ir.visit import rebuild
 from pixelweave.engine.reference import cast_array, divide, intrinsic, modulo
@@ -350,7 +351,7 @@ def _simplify_node(e: E.Expr) -> E.Expr:  # noqa: C901 - one rule family per nod
             return simplify(substitute(e.body, {e.name: e.value}))
         return e
     if isinstance(e, E.Call) and e.call_kind == "intrinsic" and all(isinstance(a, E.Const) for a in e.args):
-        if t.is_vector() or e.name in ("lerp",) or e.name.startswith(DEBUG_CALL_PREFIXES):
+        if t.is_vector() or e.name in ("lerp",) or e.name.startswith(DEBUG_CALL_PREFIXES + MEMOIZE_CALL_PREFIXES):
             return e
         with np.errstate(all="ignore"):
             values = [np.asarray(a.value, dtype=a.type().numpy()) for a in e.args]

@@ -69,6 +69,7 @@ from pixelweave.engine.lowered import Argument, LoweredPipeline
 from pixelweave.engine.runtime import error_report, thread_pool
 from pixelweave.engine.runtime.buffer import describe_array, scalar_argument
 from pixelweave.engine.runtime.debug_hooks import debug_hook_addresses
+from pixelweave.engine.runtime.memoization_cache import memoize_hook_addresses
 
 CACHE_DIR_ENV = "PIXELWEAVE_CACHE_DIR"
 CODEGEN_VERSION = "pixelweave-llvm-1"
@@ -132,7 +133,7 @@ class _Jit:
         if runtime:
             builder.add_jit_library("pw_runtime")
         builder.add_current_process()
-        for symbol, address in debug_hook_addresses().items():
+        for symbol, address in {**debug_hook_addresses(), **memoize_hook_addresses()}.items():
             builder.import_symbol(symbol, address)
         for symbol in exports:
             builder.export_symbol(symbol)

@@ -23,6 +23,7 @@ from pixelweave.engine.codegen.llvm import (
 from pixelweave.engine.codegen.target import compile_ir_to_object, data_layout, resolve_target
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir.debug_calls import DEBUG_HOOKS
+from pixelweave.engine.ir.memoize_calls import MEMOIZE_HOOKS
 from pixelweave.engine.ir.types import Type
 from pixelweave.engine.lowered import Argument, LoweredPipeline
 from pixelweave.engine.runtime.thread_pool import NUM_THREADS_ENV
@@ -100,6 +101,11 @@ def refuse_debug_hooks(ir_text: str, name: str) -> None:
         raise CompileError(
             f"pipeline `{name}` uses print, print_when or tracing, which report to Python and so work only in "
             "code compiled here (realize, compile, compile_to_callable); remove them to export it"
+        )
+    if any(f"@{symbol}(" in ir_text for symbol in MEMOIZE_HOOKS.values()):
+        raise CompileError(
+            f"pipeline `{name}` memoizes a Func (memoize()), whose cache lives in this Python process and so works "
+            "only in code compiled here (realize, compile, compile_to_callable); remove the memoize() to export it"
         )
 
 
