@@ -294,7 +294,8 @@ def _place_hoisted_storage(
     if compute_loop is not None:
         for_types = {s.name: s.for_type for s in walk_stmt(stmt) if isinstance(s, For)}
         start = legal.index(hoist_loop) + 1 if hoist_loop is not None else 0
-        sharing = [loop for loop in legal[start : legal.index(compute_loop) + 1] if for_types.get(loop) in _SHARING_LOOPS]
+        between = legal[start : legal.index(compute_loop) + 1]
+        sharing = [loop for loop in between if for_types.get(loop) in _SHARING_LOOPS]
         if sharing:
             loop = sharing[-1]
             kind = "parallel" if for_types[loop] == ForType.PARALLEL else for_types[loop].value
