@@ -236,7 +236,8 @@ def _validate_storage_placement(ctx: LoweringContext, info: FuncInfo) -> None:
     name = info.name
     hoisted = sched.hoist_level is not None and not sched.hoist_level.is_root()
     if info.is_output and (sched.storage_folds or hoisted):
-        what = "fold_storage()" if sched.storage_folds else f"hoist_storage({sched.hoist_level})"
+        level = sched.hoist_level
+        what = "fold_storage()" if sched.storage_folds else f"hoist_storage(`{level.func.name()}`, {level.var})"
         raise ScheduleError(
             f"{what} of Func `{name}`: it is an output of the pipeline, whose storage is the output buffer "
             "(Halide keeps an output's storage at the root too); remove it"

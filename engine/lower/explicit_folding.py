@@ -83,8 +83,8 @@ class _FoldExplicitly(StmtMutator):
         return ScheduleError(
             f"{_directive(self.info, self.var)}: no loop between where `{self.name}` is stored and where it is "
             f"computed moves the region of it used in {dim_label(self.dim)}, so there is nothing to fold over "
-            f"(Halide refuses this too); store it outside a loop that walks {self.var}, e.g. store_root() or "
-            "store_at() an outer loop, with compute_at() an inner one"
+            f"(Halide after version 21 refuses it too); store it outside a loop that walks {self.var}, "
+            "e.g. store_root() or store_at() an outer loop, with compute_at() an inner one"
         )
 
     def too_small(self, loop: str, needed: int) -> ScheduleError:

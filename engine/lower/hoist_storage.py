@@ -133,5 +133,6 @@ class _TakeAllocations(StmtMutator):
         return ScheduleError(
             f"{hoist.directive()} of Func `{hoist.info.func.name()}`: the size of its storage varies with {what} "
             f"and cannot be bounded from what is known at {hoist.where()}, where the allocation would be made "
-            "(Halide refuses this too); bound() or bound_extent() the Func's dimensions, or hoist it to an inner loop"
+            "(Halide also refuses a size it cannot bound); bound() or bound_extent() the Func's dimensions, "
+            "or hoist it to an inner loop"
         )

@@ -286,7 +286,7 @@ def _place_hoisted_storage(
             raise ScheduleError(
                 f"{directive} of Func `{info.name}`: {_loop(ctx, candidates[0])} is not at or outside where it is "
                 f"stored ({where}), and storage can only be hoisted outwards (as in Halide); legal hoist levels "
-                f"for `{info.name}` are: {_choices(ctx, outside, 'hoist_storage')}"
+                f"for `{info.name}` are: hoist_storage_root(), {_choices(ctx, outside, 'hoist_storage', root=False)}"
             )
         hoist_loop = usable[0]
     if hoist_loop == stored_at:
