@@ -54,7 +54,10 @@ def explicit_storage_folding(ctx: LoweringContext, stmt: Stmt) -> Stmt:
             folder = _FoldExplicitly(info, info.pure_vars.index(var), factor)
             stmt = folder.mutate(stmt)
             if not folder.realized:
-                raise ScheduleError(f"{_directive(info, var)}: `{info.name}` has no storage of its own to fold")
+                raise ScheduleError(
+                    f"{_directive(info, var)}: `{info.name}` has no storage of its own to fold; remove the "
+                    "fold_storage()"
+                )
     return stmt
 
 
@@ -83,8 +86,8 @@ class _FoldExplicitly(StmtMutator):
         return ScheduleError(
             f"{_directive(self.info, self.var)}: no loop between where `{self.name}` is stored and where it is "
             f"computed moves the region of it used in {dim_label(self.dim)}, so there is nothing to fold over "
-            f"(Halide after version 21 refuses it too); store it outside a loop that walks {self.var}, "
-            "e.g. store_root() or store_at() an outer loop, with compute_at() an inner one"
+            f"(Halide after version 21 refuses it too); use store_root() or store_at() of a loop outside one "
+            f"that walks {self.var}, with compute_at() inside it"
         )
 
     def too_small(self, loop: str, needed: int) -> ScheduleError:
@@ -120,7 +123,8 @@ class _CheckFootprint(StmtMutator):
         if not iv.is_bounded():
             raise ScheduleError(
                 f"{_directive(fold.info, fold.var)}: the region of `{fold.name}` used in {dim_label(fold.dim)} by "
-                f"each iteration of {describe_loop(s.name)} has no bounds, so no fold factor can be shown to hold it"
+                f"each iteration of {describe_loop(s.name)} has no bounds, so no fold factor can be shown to hold "
+                "it; clamp the coordinates that read it or give it a bound()"
             )
         moves = any(v.name == s.name for e in (iv.lo, iv.hi) for v in find_variables(e))
         if not moves:

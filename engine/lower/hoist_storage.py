@@ -133,6 +133,6 @@ class _TakeAllocations(StmtMutator):
         return ScheduleError(
             f"{hoist.directive()} of Func `{hoist.info.func.name()}`: the size of its storage varies with {what} "
             f"and cannot be bounded from what is known at {hoist.where()}, where the allocation would be made "
-            "(Halide also refuses a size it cannot bound); bound() or bound_extent() the Func's dimensions, "
+            "(Halide also refuses a size it cannot bound); give the Func's dimensions a bound() or bound_extent(), "
             "or hoist it to an inner loop"
         )

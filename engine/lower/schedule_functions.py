@@ -302,7 +302,7 @@ def _place_hoisted_storage(
             raise ScheduleError(
                 f"{directive} of Func `{info.name}`: its storage would be hoisted outside the {kind} "
                 f"{_loop(ctx, loop)} but computed inside it, so its iterations would share one buffer (a race, "
-                f"which Halide refuses too); hoist it to {_loop(ctx, loop)} or a loop inside it"
+                f"which Halide refuses too); legal: hoist it to {_loop(ctx, loop)} or a loop inside it"
             )
     ctx.hoisted[info.name] = hoist_loop
 
