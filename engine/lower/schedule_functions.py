@@ -241,12 +241,15 @@ def _inject_at_every_site(ctx: LoweringContext, info: FuncInfo, stmt: Stmt, prod
     hoist = info.schedule.hoist_level
     if hoist is not None and not hoist.is_root():
         raise ScheduleError(
-            f"hoist_storage({hoist}) of Func `{info.name}`: it is computed at several sites (once per consumer "
-            "stage that uses it), and Pixelweave hoists the storage of such a Func only to the root; use "
-            "hoist_storage_root()"
+            f"hoist_storage(`{hoist.func.name()}`, {hoist.var}) of Func `{info.name}`: it is computed at several "
+            "sites (once per consumer stage that uses it), and Pixelweave hoists the storage of such a Func only "
+            "to the root; use hoist_storage_root()"
         )
     if hoist is not None and not store_root:
-        ctx.hoisted[info.name] = None
+        for path in paths:
+            site = next(c for c in path if c in sites)
+            stored_at = next((c for c in path if c in store_loops), site)
+            _place_hoisted_storage(ctx, info, stmt, path, stored_at, site)
     if shared:
         ctx.computed_per_stage.add(info.name)
         for path in paths:
