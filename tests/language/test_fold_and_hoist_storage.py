@@ -375,3 +375,42 @@ def test_hoist_and_fold_together():
     allocation = next(i for i, line in enumerate(lines) if line.startswith("allocate g["))
     assert lines[allocation].startswith("allocate g[int32 * (")
     assert allocation < next(i for i, line in enumerate(lines) if line.startswith("for ("))
+
+
+def _two_stages(m, parallel: bool) -> dict:
+    """g is computed once per stage of f that reads it, each with storage of its own."""
+    x, y = m.Var("x"), m.Var("y")
+    g = m.Func("g")
+    g[x, y] = x + y * 7
+    f = m.Func("f")
+    f[x, y] = g[x, y]
+    f[x, y] += g[x + 1, y] * 3
+    if parallel:
+        f.update(0).parallel(y)
+    g.compute_at(f, x).hoist_storage_root()
+    return {"out": f}
+
+
+def test_a_func_computed_once_per_stage_is_hoisted_to_one_allocation():
+    ours, theirs = _both(_two_stages, [5, 6], False)
+    assert_same([ours], [theirs])
+    lines = _lines(pw.Pipeline(_two_stages(pw, False)["out"]).lowered_stmt())
+    assert sum(line.startswith("allocate g[") for line in lines) == 1
+
+
+def test_a_func_computed_once_per_stage_is_not_hoisted_outside_a_parallel_loop():
+    with pytest.raises(hl.HalideError, match="hoisted outside the parallel"):
+        _two_stages(hl, True)["out"].realize([5, 6])
+    with pytest.raises(
+        ScheduleError,
+        match="hoist_storage_root\\(\\) of Func `g`: its storage would be hoisted outside the parallel loop y of `f`",
+    ):
+        _two_stages(pw, True)["out"].realize([5, 6])
+
+
+def test_the_schedule_text_shows_both_directives():
+    from pixelweave.engine.autoschedule.directives import current_schedule_text
+
+    text = current_schedule_text(pw.Pipeline(_vertical_blur(pw, 3, 3, False)["out"]))
+    assert "fold_storage(y, 3, False)" in text
+    assert "hoist_storage(f, yo)" in current_schedule_text(pw.Pipeline(_stencil(pw, _hoist_to_strip)["out"]))
