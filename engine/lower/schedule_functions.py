@@ -279,17 +279,21 @@ def _place_hoisted_storage(
     level = info.schedule.hoist_level
     directive = "hoist_storage_root()" if level.is_root() else f"hoist_storage(`{level.func.name()}`, {level.var})"
     outside = legal[: legal.index(stored_at) + 1] if stored_at is not None else []
+    choices = f"hoist_storage_root(), {_choices(ctx, outside, 'hoist_storage', root=False)}".rstrip(", ")
     if level.is_root():
         hoist_loop = None
     else:
-        candidates = _loop_names(ctx, level, info.name, "hoist_storage")
+        try:
+            candidates = _loop_names(ctx, level, info.name, "hoist_storage")
+        except ScheduleError as err:
+            raise ScheduleError(f"{err}; legal hoist levels for `{info.name}` are: {choices}") from None
         usable = [c for c in candidates if c in outside]
         if not usable:
             where = "at the root" if stored_at is None else f"at {_loop(ctx, stored_at)}"
             raise ScheduleError(
                 f"{directive} of Func `{info.name}`: {_loop(ctx, candidates[0])} is not at or outside where it is "
                 f"stored ({where}), and storage can only be hoisted outwards (as in Halide); legal hoist levels "
-                f"for `{info.name}` are: hoist_storage_root(), {_choices(ctx, outside, 'hoist_storage', root=False)}"
+                f"for `{info.name}` are: {choices}"
             )
         hoist_loop = usable[0]
     if hoist_loop == stored_at:
