@@ -386,9 +386,12 @@ def _fold_and_hoist(rng: random.Random, name: str, drawn: list[Directive]) -> li
     extra: list[Directive] = []
     placement = next((d for d in drawn if d.func == name and d.kind == "compute_at"), None)
     stored_outside = any(d.func == name and d.kind in ("store_root", "store_at") for d in drawn)
-    if rng.random() < (0.4 if stored_outside else 0.08):
+    if rng.random() < (0.6 if stored_outside else 0.03):
+        # mostly the dimension the loop it is computed in walks (the one a fold can be made over)
+        walked = [v for v in ("x", "y") if placement is not None and v in placement.args[1]]
+        dim = rng.choice(walked) if walked and rng.random() < 0.8 else rng.choice(["x", "y"])
         factor = rng.choice([1, 2, 3, 4, 5, 6, 8, 16, 32])
-        extra.append(Directive(name, 0, "fold_storage", [rng.choice(["y", "y", "x"]), factor, rng.random() < 0.8]))
+        extra.append(Directive(name, 0, "fold_storage", [dim, factor, rng.random() < 0.8]))
     if rng.random() < (0.25 if placement is not None else 0.05):
         if placement is None or rng.random() < 0.4:
             extra.append(Directive(name, 0, "hoist_storage_root", []))
