@@ -4,7 +4,8 @@ slot c mod factor.
 
 The fold is made over the outermost loop between the store level and the compute level
 whose body's footprint of the Func (everything it computes and reads there) moves with the
-loop variable in that dimension, as Halide's StorageFolding.cpp chooses it. It is safe when
+loop variable in that dimension (and has no constant end), as Halide's StorageFolding.cpp
+chooses it. It is safe when
 that footprint fits the factor in every iteration:
 
 - within one iteration every coordinate touched has a slot of its own;
@@ -126,8 +127,10 @@ class _CheckFootprint(StmtMutator):
                 f"each iteration of {describe_loop(s.name)} has no bounds, so no fold factor can be shown to hold "
                 "it; clamp the coordinates that read it or give it a bound()"
             )
+        # As in Halide, a footprint with a constant end (a growing prefix, say) is not folded over this loop.
+        constant_end = as_const_int(iv.lo) is not None or as_const_int(iv.hi) is not None
         moves = any(v.name == s.name for e in (iv.lo, iv.hi) for v in find_variables(e))
-        if not moves:
+        if not moves or constant_end:
             return self.default(s)
         span = constant_difference(iv.hi, iv.lo)
         if span is not None:
