@@ -414,3 +414,31 @@ def test_the_schedule_text_shows_both_directives():
     text = current_schedule_text(pw.Pipeline(_vertical_blur(pw, 3, 3, False)["out"]))
     assert "fold_storage(y, 3, False)" in text
     assert "hoist_storage(f, yo)" in current_schedule_text(pw.Pipeline(_stencil(pw, _hoist_to_strip)["out"]))
+
+
+def test_a_footprint_growing_with_the_loop_fails_at_run_time_as_in_halide():
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        g = m.Func("g")
+        g[x, y] = x + y * 3
+        f = m.Func("f")
+        f[x, y] = g[x, 0] + g[x, y]
+        g.store_root().compute_at(f, y).fold_storage(y, 2)
+        return f
+
+    assert_same([np.asarray(build(pw).realize([3, 2]))], [np.asarray(build(hl).realize([3, 2]))])
+    with pytest.raises(hl.HalideError, match="too small"):
+        build(hl).realize([3, 6])
+    with pytest.raises(
+        RuntimeFailure, match="too small for the 3 coordinates that one iteration of loop y of Func `f`"
+    ):
+        build(pw).realize([3, 6])
+
+
+@pytest.mark.parametrize("directive", ["fold_storage", "hoist_storage"])
+def test_both_are_refused_for_opencl(directive):
+    funcs = _stencil(pw, _hoist_to_strip) if directive == "hoist_storage" else _vertical_blur(pw, 3)
+    with pytest.raises(
+        ScheduleError, match=f"{directive}\\(\\) of Func `g`: Pixelweave applies it on CPU targets only"
+    ):
+        pw.Pipeline(funcs["out"]).lowered_stmt("opencl")
