@@ -232,6 +232,8 @@ class FuncSchedule:
     memory_type: MemoryType = MemoryType.AUTO  # store_in()
     memoized: bool = False  # memoize(): values cached across realizations (engine/memoization.py)
     memoize_eviction_key: Any = None  # memoize(EvictionKey(e)): the Expr entries are filed under
+    storage_folds: dict[str, tuple[int, bool]] = field(default_factory=dict)  # fold_storage(): (factor, forward)
+    hoist_level: LoopLevel | None = None  # hoist_storage(): where the allocation is made; None: the store level
 
     def copy(self) -> FuncSchedule:
         """An independent copy (the levels are shared: they name other Funcs' loops)."""
@@ -246,6 +248,8 @@ class FuncSchedule:
             self.memory_type,
             self.memoized,
             self.memoize_eviction_key,
+            dict(self.storage_folds),
+            self.hoist_level,
         )
 
 
@@ -860,6 +864,49 @@ class FuncScheduling:
         align_storage), so the strides of the dimensions stored outside it are multiples of it."""
         name = self._pure_dimension(v, "align_storage")
         self._sched().storage_alignments[name] = self._modulus(name, alignment, "align_storage")
+        return self
+
+    def fold_storage(self, v: Any, extent: int, fold_forward: bool = True):
+        """Store dimension v in a circular buffer of `extent` slots (Halide's fold_storage):
+        coordinate c lives in slot c mod extent. Lowering proves the fold large enough for
+        what one iteration of the loop it folds over touches, or checks it at run time."""
+        name = self._pure_dimension(v, "fold_storage")
+        if isinstance(extent, bool) or not isinstance(extent, int) or extent < 1:
+            raise ScheduleError(
+                f"the fold factor given to fold_storage({name}) of `{self.name()}` must be a positive int, "
+                f"got {extent!r}"
+            )
+        if not isinstance(fold_forward, bool):
+            raise ScheduleError(
+                f"fold_forward given to fold_storage({name}) of `{self.name()}` must be a bool, got {fold_forward!r}"
+            )
+        self._sched().storage_folds[name] = (extent, fold_forward)
+        return self
+
+    def hoist_storage(self, f: Any, var: Any = None):
+        """Make the allocation once per iteration of loop `var` of `f` (or at a LoopLevel),
+        at or outside the store level, sized for the largest region the loops in between
+        need (Halide's hoist_storage). Values are unchanged: only the allocation moves."""
+        from pixelweave.engine.ir.func import Func
+
+        if isinstance(f, LoopLevel) and var is None:
+            if f.is_inline():
+                raise ScheduleError(
+                    f"hoist_storage of Func `{self.name()}` needs the root or a loop of a Func, not LoopLevel.inlined()"
+                )
+            self._sched().hoist_level = f
+            return self
+        if not isinstance(f, Func) or var is None:
+            raise ScheduleError(
+                f"hoist_storage of Func `{self.name()}` needs a Func and one of its loop variables (or a LoopLevel), "
+                f"got {f!r}; use hoist_storage(consumer, var) or hoist_storage_root()"
+            )
+        self._sched().hoist_level = LoopLevel.at(f, var)
+        return self
+
+    def hoist_storage_root(self):
+        """Make the allocation once, outside all loops (Halide's hoist_storage_root)."""
+        self._sched().hoist_level = LoopLevel.root()
         return self
 
     def _modulus(self, name: str, modulus: Any, directive: str) -> int:

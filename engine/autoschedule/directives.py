@@ -102,6 +102,12 @@ def current_schedule_text(pipeline: Pipeline) -> str:
                          f"align_bounds({var}, {modulus}, {remainder})")  # fmt: skip
         if state.storage_order is not None:
             calls.append(f"reorder_storage({', '.join(state.storage_order)})")
+        for var, (factor, forward) in state.storage_folds.items():
+            calls.append(f"fold_storage({var}, {factor})" if forward else f"fold_storage({var}, {factor}, False)")
+        if state.hoist_level is not None:
+            level = state.hoist_level
+            calls.append("hoist_storage_root()" if level.is_root() else
+                         f"hoist_storage({_name_text(level.func.name())}, {level.var})")  # fmt: skip
         stages = [f.definition(), *f.updates()]
         for k, d in enumerate(stages):
             stage_calls = calls if k == 0 else []

@@ -369,6 +369,42 @@ def _draw_storage_directives(
     return extra
 
 
+def _draw_fold_and_hoist(rng: random.Random, stages: list[Stage], outputs: list[str], drawn: list[Directive]):
+    """fold_storage and hoist_storage on Funcs that have storage, from a random stream of
+    their own (so every other directive of a case is what it was before they were added)."""
+    placed = {d.func for d in drawn if d.kind in ("compute_root", "compute_at")}
+    extra: list[Directive] = []
+    for s in stages:
+        if s.name in placed and s.name not in outputs and s.kind != "boundary":
+            extra += _fold_and_hoist(rng, s.name, drawn)
+    return extra
+
+
+def _fold_and_hoist(rng: random.Random, name: str, drawn: list[Directive]) -> list[Directive]:
+    """fold_storage (mostly of a Func stored outside the loop it is computed in, as a fold
+    needs) and hoist_storage (to the root or to a loop of the Func it is computed at)."""
+    extra: list[Directive] = []
+    placement = next((d for d in drawn if d.func == name and d.kind == "compute_at"), None)
+    stored_outside = any(d.func == name and d.kind in ("store_root", "store_at") for d in drawn)
+    if rng.random() < (0.6 if stored_outside else 0.03):
+        # mostly the dimension the loop it is computed in walks (the one a fold can be made over)
+        walked = [v for v in ("x", "y") if placement is not None and v in placement.args[1]]
+        dim = rng.choice(walked) if walked and rng.random() < 0.8 else rng.choice(["x", "y"])
+        factor = rng.choice([1, 2, 3, 4, 5, 6, 8, 16, 32])
+        extra.append(Directive(name, 0, "fold_storage", [dim, factor, rng.random() < 0.8]))
+    if rng.random() < (0.25 if placement is not None else 0.05):
+        if placement is None or rng.random() < 0.4:
+            extra.append(Directive(name, 0, "hoist_storage_root", []))
+        else:
+            target = placement.args[0]
+            loops = {"x", "y"} | {
+                a for d in drawn if d.func == target and d.stage == 0 and d.kind in ("split", "tile", "fuse")
+                for a in d.args if isinstance(a, str) and not a.isupper() and a not in ("x", "y")
+            }  # fmt: skip
+            extra.append(Directive(name, 0, "hoist_storage", [target, rng.choice(sorted(loops))]))
+    return extra
+
+
 def draw_case(seed: int, checked: bool = True) -> Case:
     """The case numbered `seed` (the same seed always gives the same case)."""
     rng = random.Random(seed)
@@ -385,6 +421,7 @@ def draw_case(seed: int, checked: bool = True) -> Case:
     param_value = rng.randint(1, 5) if vt == "u16" else round(rng.uniform(0.25, 2.0), 3)
     directives = _draw_schedule(rng, stages, outputs, sizes)
     directives += _draw_storage_directives(random.Random(seed * 7919 + 17), stages, outputs, directives, sizes)
+    directives += _draw_fold_and_hoist(random.Random(seed * 104729 + 31), stages, outputs, directives)
     return Case(
         seed=seed,
         value_type=vt,
@@ -415,7 +452,7 @@ def directive_source(d: Directive) -> str:
     if d.kind in ("split", "tile", "gpu_tile"):
         tail = d.args[-1]
         body = ", ".join(args[:-1]) + f", tail=pw.TailStrategy.{tail}"
-    elif d.kind in ("compute_at", "store_at"):
+    elif d.kind in ("compute_at", "store_at", "hoist_storage"):
         body = f"F[{d.args[0]!r}], {args[1]}"
     elif d.kind == "store_in":
         body = f"pw.MemoryType.{d.args[0]}"

@@ -54,6 +54,7 @@ def signature(message: str) -> str:
 DIRECTIVES = re.compile(
     r"\b(split|tile|fuse|reorder|reorder_storage|vectorize|unroll|parallel|compute_at|store_at|compute_root|"
     r"store_root|compute_inline|bound|bound_extent|align_bounds|align_extent|align_storage|store_in|gpu_blocks|"
+    r"fold_storage|hoist_storage|hoist_storage_root|"
     r"gpu_threads|gpu_tile)\b"
 )
 ALTERNATIVES = re.compile(

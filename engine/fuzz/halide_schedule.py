@@ -66,6 +66,12 @@ def apply_directive(hl: Any, funcs: dict[str, Any], rdoms: dict[str, Any], d: Di
         f.align_storage(hl.Var(args[0]), args[1])
     elif d.kind == "store_in":
         f.store_in(getattr(hl.MemoryType, args[0]))
+    elif d.kind == "fold_storage":
+        f.fold_storage(hl.Var(args[0]), args[1], args[2])
+    elif d.kind == "hoist_storage":
+        f.hoist_storage(funcs[args[0]], hl.Var(args[1]))
+    elif d.kind == "hoist_storage_root":
+        f.hoist_storage_root()
     else:
         raise ValueError(f"no Halide mapping for directive {d.kind}")
 

@@ -22,8 +22,10 @@ from pixelweave.engine.lower.allocation_bounds import allocation_bounds
 from pixelweave.engine.lower.boundary_fast_path import boundary_fast_path
 from pixelweave.engine.lower.bounds_inference import bounds_inference
 from pixelweave.engine.lower.context import LoweringContext, build_context
+from pixelweave.engine.lower.explicit_folding import explicit_storage_folding
 from pixelweave.engine.lower.final_simplify import simplify_stmt
 from pixelweave.engine.lower.flatten import storage_flattening
+from pixelweave.engine.lower.hoist_storage import hoist_storage
 from pixelweave.engine.lower.inline import inline_functions
 from pixelweave.engine.lower.input_checks import add_input_checks
 from pixelweave.engine.lower.memoization import check_memoized, inject_memoization
@@ -134,6 +136,7 @@ def _lower(
         ("bounds inference", lambda s: bounds_inference(ctx, s)),
         ("sliding window", lambda s: sliding_window(ctx, s)),
         ("allocation bounds", lambda s: allocation_bounds(ctx, s)),
+        ("explicit storage folding", lambda s: explicit_storage_folding(ctx, s)),
         ("storage folding", lambda s: storage_folding(ctx, s)),
         ("input and output checks", lambda s: add_input_checks(ctx, s)),
         ("tracing", lambda s: add_tracing(ctx, s)),
@@ -141,6 +144,7 @@ def _lower(
     late: list[tuple[str, Callable[[Stmt], Stmt]]] = [
         ("storage flattening", lambda s: storage_flattening(ctx, s)),
         ("memoization", lambda s: inject_memoization(ctx, s)),
+        ("hoisted storage", lambda s: hoist_storage(ctx, s)),
         ("simplification before unrolling", simplify_stmt),
         ("unrolling", unroll_loops),
         ("boundary fast path", boundary_fast_path),

@@ -64,6 +64,7 @@ class LoweringContext:
     params: list[Param] = field(default_factory=list)
     sliding: dict = field(default_factory=dict)
     computed_per_stage: set[str] = field(default_factory=set)  # Funcs computed at several sites
+    hoisted: dict[str, str | None] = field(default_factory=dict)  # hoist_storage(): Func -> its loop (None: root)
     output_regions: dict[str, list[tuple[E.Expr, E.Expr]]] = field(default_factory=dict)  # written, per output
     output_names: list[str] = field(
         default_factory=list
@@ -196,6 +197,7 @@ def _validate_call_schedule(ctx: LoweringContext, info: FuncInfo) -> None:
             )
         if ctx.target == "opencl":
             raise ScheduleError(f"{where}: memory types are placed on CPU targets only, not target='opencl'")
+    _validate_storage_placement(ctx, info)
     if info.is_inlined():
         if any(stage.schedule.specializations for stage in info.stages):
             raise ScheduleError(
@@ -231,3 +233,26 @@ def call_targets(e: E.Expr) -> list[E.Call]:
     from pixelweave.engine.ir.visit import walk
 
     return [n for n in walk(e) if isinstance(n, E.Call) and n.call_kind == "func"]
+
+
+def _validate_storage_placement(ctx: LoweringContext, info: FuncInfo) -> None:
+    """fold_storage() and hoist_storage() need storage of the Func's own, as in Halide."""
+    sched = info.schedule
+    name = info.name
+    hoisted = sched.hoist_level is not None and not sched.hoist_level.is_root()
+    if info.is_output and (sched.storage_folds or hoisted):
+        level = sched.hoist_level
+        what = "fold_storage()" if sched.storage_folds else f"hoist_storage(`{level.func.name()}`, {level.var})"
+        raise ScheduleError(
+            f"{what} of Func `{name}`: it is an output of the pipeline, whose storage is the output buffer "
+            "(Halide keeps an output's storage at the root too); remove it"
+        )
+    if info.is_inlined() and (sched.storage_folds or sched.hoist_level is not None):
+        what = "fold_storage()" if sched.storage_folds else "hoist_storage()"
+        raise ScheduleError(
+            f"{what} of Func `{name}`: it is computed inline, so it has no storage; give it compute_root() or "
+            "compute_at() first"
+        )
+    if ctx.target == "opencl" and not info.is_output and (sched.storage_folds or sched.hoist_level is not None):
+        what = "fold_storage()" if sched.storage_folds else "hoist_storage()"
+        raise ScheduleError(f"{what} of Func `{name}`: Pixelweave applies it on CPU targets only, not target='opencl'")

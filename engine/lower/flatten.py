@@ -135,12 +135,7 @@ class _Flatten(StmtMutator):
         return body
 
     def _placement(self, func: str, t: Type, constant: int | None, size: E.Expr) -> tuple[bool, Stmt | None]:
-        memory = self.memory.get(func, MemoryType.AUTO)
-        if memory is MemoryType.AUTO:
-            return constant is not None and constant * max(t.bits // 8, 1) <= STACK_LIMIT_BYTES, None
-        if memory is MemoryType.HEAP:
-            return False, None
-        return _stack_placement(func, memory, t, constant, size)
+        return storage_placement(func, self.memory.get(func, MemoryType.AUTO), t, constant, size)
 
     def _allocate(self, func: str, name: str, t: Type, s: Realize, body: Stmt) -> Stmt:
         order = self.orders.get(func, list(range(len(s.bounds))))
@@ -179,6 +174,18 @@ class _Flatten(StmtMutator):
         for let_name, value in reversed(lets):
             result = LetStmt(let_name, value, result)
         return result if size_check is None else make_block([size_check, result])
+
+
+def storage_placement(
+    func: str, memory: MemoryType, t: Type, constant: int | None, size: E.Expr
+) -> tuple[bool, Stmt | None]:
+    """(on the stack, a run-time size check) for an allocation of `size` elements of t
+    (`constant` when known) of Func `func`, whose store_in() asked for `memory`."""
+    if memory is MemoryType.AUTO:
+        return constant is not None and constant * max(t.bits // 8, 1) <= STACK_LIMIT_BYTES, None
+    if memory is MemoryType.HEAP:
+        return False, None
+    return _stack_placement(func, memory, t, constant, size)
 
 
 def _stack_placement(

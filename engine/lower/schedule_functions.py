@@ -183,6 +183,9 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
     # where it is computed.
     store_root = explicit_store is not None and explicit_store.is_root() and compute_loop is not None
     stored_with_compute = not store_root and store_loop in (None, compute_loop)
+    if info.schedule.hoist_level is not None:
+        stored_at = None if store_root else (store_loop or compute_loop)
+        _place_hoisted_storage(ctx, info, stmt, legal, stored_at, compute_loop)
 
     def compute_block(body: Stmt) -> Stmt:
         block = make_block([produce, ProducerConsumer(info.name, False, body)])
@@ -276,6 +279,18 @@ def _inject_at_every_site(ctx: LoweringContext, info: FuncInfo, stmt: Stmt, prod
         store_loops -= sites
     store_root = store is not None and store.is_root()
     shared = store_root or bool(store_loops)
+    hoist = info.schedule.hoist_level
+    if hoist is not None and not hoist.is_root():
+        raise ScheduleError(
+            f"hoist_storage(`{hoist.func.name()}`, {hoist.var}) of Func `{info.name}`: it is computed at several "
+            "sites (once per consumer stage that uses it), and Pixelweave hoists the storage of such a Func only "
+            "to the root; use hoist_storage_root()"
+        )
+    if hoist is not None and not store_root:
+        for path in paths:
+            site = next(c for c in path if c in sites)
+            stored_at = next((c for c in path if c in store_loops), site)
+            _place_hoisted_storage(ctx, info, stmt, path, stored_at, site)
     if shared:
         ctx.computed_per_stage.add(info.name)
         for path in paths:
@@ -295,6 +310,49 @@ def _inject_at_every_site(ctx: LoweringContext, info: FuncInfo, stmt: Stmt, prod
     for loop in sorted(store_loops):
         stmt = _InjectAt(loop, realize, every=True).mutate(stmt)
     return realize(stmt) if store_root else stmt
+
+
+def _place_hoisted_storage(
+    ctx: LoweringContext, info: FuncInfo, stmt: Stmt, legal: list[str], stored_at: str | None, compute_loop: str | None
+) -> None:
+    """Record where hoist_storage() makes the allocation of `info` (ctx.hoisted), refusing a
+    level inside the store level, or one outside a loop whose iterations would share it."""
+    level = info.schedule.hoist_level
+    directive = "hoist_storage_root()" if level.is_root() else f"hoist_storage(`{level.func.name()}`, {level.var})"
+    outside = legal[: legal.index(stored_at) + 1] if stored_at is not None else []
+    choices = f"hoist_storage_root(), {_choices(ctx, outside, 'hoist_storage', root=False)}".rstrip(", ")
+    if level.is_root():
+        hoist_loop = None
+    else:
+        try:
+            candidates = _loop_names(ctx, level, info.name, "hoist_storage")
+        except ScheduleError as err:
+            raise ScheduleError(f"{err}; legal hoist levels for `{info.name}` are: {choices}") from None
+        usable = [c for c in candidates if c in outside]
+        if not usable:
+            where = "at the root" if stored_at is None else f"at {_loop(ctx, stored_at)}"
+            raise ScheduleError(
+                f"{directive} of Func `{info.name}`: {_loop(ctx, candidates[0])} is not at or outside where it is "
+                f"stored ({where}), and storage can only be hoisted outwards (as in Halide); legal hoist levels "
+                f"for `{info.name}` are: {choices}"
+            )
+        hoist_loop = usable[0]
+    if hoist_loop == stored_at:
+        return  # already allocated there
+    if compute_loop is not None:
+        for_types = {s.name: s.for_type for s in walk_stmt(stmt) if isinstance(s, For)}
+        start = legal.index(hoist_loop) + 1 if hoist_loop is not None else 0
+        between = legal[start : legal.index(compute_loop) + 1]
+        sharing = [loop for loop in between if for_types.get(loop) in _SHARING_LOOPS]
+        if sharing:
+            loop = sharing[-1]
+            kind = "parallel" if for_types[loop] == ForType.PARALLEL else for_types[loop].value
+            raise ScheduleError(
+                f"{directive} of Func `{info.name}`: its storage would be hoisted outside the {kind} "
+                f"{_loop(ctx, loop)} but computed inside it, so its iterations would share one buffer (a race, "
+                f"which Halide refuses too); legal: hoist it to {_loop(ctx, loop)} or a loop inside it"
+            )
+    ctx.hoisted[info.name] = hoist_loop
 
 
 _SHARING_LOOPS = (ForType.PARALLEL, ForType.VECTORIZED, ForType.GPU_BLOCK, ForType.GPU_THREAD)

@@ -24,7 +24,7 @@ class _Fold(StmtMutator):
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
         body = self.mutate(s.body)
-        if s.name != self.name:
+        if s.name != self.name or self.dim in s.folds:  # (a fold_storage() of this dimension wins)
             return s if body is s.body else Realize(s.name, s.type, s.bounds, body, s.folds)
         loop = next((n for n in walk_stmt(body) if isinstance(n, For) and n.name == self.loop), None)
         if loop is None:
