@@ -71,7 +71,7 @@ from pixelweave.engine.ir.tuple import Tuple, mux
 from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 from pixelweave.engine.ir.var import RDom, RVar, Var
 from pixelweave.engine.pipeline import Pipeline
-from pixelweave.engine.schedule import LoopLevel, MemoryType, Partition, TailStrategy
+from pixelweave.engine.schedule import LoopAlignStrategy, LoopLevel, MemoryType, Partition, TailStrategy
 from pixelweave.engine.target_api import (
     StmtOutputFormat,
     Target,
@@ -105,6 +105,7 @@ __all__ = [
     "InputError",
     "InputScalar",
     "Int",
+    "LoopAlignStrategy",
     "LoopLevel",
     "MemoryType",
     "OutputBuffer",

@@ -64,6 +64,7 @@ class LoweringContext:
     params: list[Param] = field(default_factory=list)
     sliding: dict = field(default_factory=dict)
     computed_per_stage: set[str] = field(default_factory=set)  # Funcs computed at several sites
+    fused_groups: list = field(default_factory=list)  # compute_with: FusedGroup (lower/compute_with.py)
     output_regions: dict[str, list[tuple[E.Expr, E.Expr]]] = field(default_factory=dict)  # written, per output
     output_names: list[str] = field(
         default_factory=list
@@ -74,6 +75,10 @@ class LoweringContext:
             if f.func is func:
                 return f
         raise KeyError(func.name())
+
+    def fused_group(self, name: str):
+        """The compute_with group the Func is in, or None."""
+        return next((g for g in self.fused_groups if name in g.names()), None)
 
     def by_name(self, name: str) -> FuncInfo:
         for f in self.funcs:

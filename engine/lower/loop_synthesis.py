@@ -8,6 +8,8 @@ loops, exactly as the split's tail strategy says.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int
@@ -50,6 +52,26 @@ def build_produce(info: FuncInfo) -> Stmt:
 
 
 def build_stage(info: FuncInfo, k: int) -> Stmt:
+    body, loops = stage_body_and_loops(info, k)
+    for loop in loops:  # innermost first
+        body = For(loop.name, loop.min, loop.extent, loop.for_type, body)
+    return body
+
+
+@dataclass
+class StageLoop:
+    """One loop of a stage's nest, before it is built: compute_with fuses these."""
+
+    dim: str  # the schedule's name of the dimension (x, y.yo, ...)
+    name: str  # the loop variable (f.s0.y.yo)
+    min: E.Expr
+    extent: E.Expr
+    for_type: ForType
+
+
+def stage_body_and_loops(info: FuncInfo, k: int) -> tuple[Stmt, list[StageLoop]]:
+    """The body of stage k (lets recovering its variables, guards, the store) and its
+    loops, innermost first."""
     stage = info.stages[k]
     d = stage.definition
     sched = stage.schedule
@@ -87,16 +109,12 @@ def build_stage(info: FuncInfo, k: int) -> Stmt:
         if name in guards:
             body = IfThenElse(_prefixed(guards[name], prefix, bounds), body)
         body = LetStmt(prefix + name, _prefixed(value_expr, prefix, bounds), body)
+    loops = []
     for dim in sched.dims:  # innermost first
         lo, extent = bounds[dim.name]
-        body = For(
-            prefix + dim.name,
-            _prefixed(lo, prefix, bounds),
-            _prefixed(extent, prefix, bounds),
-            dim.for_type,
-            body,
-        )
-    return body
+        lo, extent = _prefixed(lo, prefix, bounds), _prefixed(extent, prefix, bounds)
+        loops.append(StageLoop(dim.name, prefix + dim.name, lo, extent, dim.for_type))
+    return body, loops
 
 
 def _provide(name: str, prefix: str, values: list[E.Expr], args: tuple[E.Expr, ...]) -> Stmt:
