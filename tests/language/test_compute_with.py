@@ -10,9 +10,9 @@ import halide as hl
 import numpy as np
 import pytest
 from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.lower import lower_loop_nest
 
 import pixelweave as pw
-from pixelweave.engine.lower import lower_loop_nest
 from tests.language.halide_compare import assert_same, check
 
 ALIGNS = ["Auto", "AlignStart", "AlignEnd", "NoAlign"]
@@ -62,7 +62,7 @@ def test_fused_down_to_the_inner_loop(align):
 
 
 def _split_vectorized(m, f, g, x, y):
-    xi, yo, yi = m.Var("xi"), m.Var("yo"), m.Var("yi")
+    yo, yi = m.Var("yo"), m.Var("yi")
     for h in (f, g):
         h.split(y, yo, yi, 2).vectorize(x, 4)
 
