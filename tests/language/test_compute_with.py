@@ -330,3 +330,18 @@ def test_loop_level_form_and_func_form_fuse_the_pure_stage():
     assert [m for m in dir(pw.LoopAlignStrategy) if not m.startswith("_") and m[0].isupper()] == sorted(
         m for m in dir(hl.LoopAlignStrategy) if not m.startswith("_") and m[0].isupper()
     )
+
+
+def test_an_isolated_func_drops_its_compute_with():
+    """A preview computes one Func on its own: the stage it was fused with is not there."""
+    from pixelweave.engine.isolate import isolate
+
+    f, g, x, y = _pair(pw)
+    g.split(y, pw.Var("yo"), pw.Var("yi"), 2)
+    f.split(y, pw.Var("yo"), pw.Var("yi"), 2)
+    g.compute_with(f, pw.Var("yo"))
+    isolated = isolate(g)
+    assert "for (g.s0.y.yo," in str(lower_loop_nest(isolated.pipeline)).replace(isolated.func.name(), "g")
+    np.testing.assert_array_equal(
+        np.asarray(isolated.pipeline.realize([5, 3])), np.fromfunction(lambda r, c: r * c, (3, 5), dtype=np.int32)
+    )
