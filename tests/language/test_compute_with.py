@@ -345,3 +345,26 @@ def test_an_isolated_func_drops_its_compute_with():
     np.testing.assert_array_equal(
         np.asarray(isolated.pipeline.realize([5, 3])), np.fromfunction(lambda r, c: r * c, (3, 5), dtype=np.int32)
     )
+
+
+def test_updates_fused_along_a_reduction_variable():
+    def build(m):
+        x = m.Var("x")
+        r = m.RDom([(0, 4), (0, 3)], "r")
+        f, g, out = m.Func("f"), m.Func("g"), m.Func("out")
+        f[x] = x
+        f[r.x] += r.y * 3
+        g[x] = 1
+        g[r.x + 1] = g[r.x] * 2 + r.y  # a scan: each point reads the one before
+        out[x] = f[x] + g[x] * 100
+        f.compute_root()
+        g.compute_root()
+        g.update(0).compute_with(f.update(0), r.y, m.LoopAlignStrategy.AlignStart)
+        return {"out": out}
+
+    check(build, [8])
+    nest = _nest(build(pw)["out"])
+    assert (
+        len(re.findall(r"for \(f\.s1\.r\$y,", nest)) == 1
+        and "for (g.s1.r$y, ((f.s1.r$y + g.s1.r$y.min) - f.s1.r$y.min), 1)" in nest
+    )
