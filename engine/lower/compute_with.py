@@ -323,17 +323,18 @@ def _realization_order(ctx: LoweringContext, groups: list[FusedGroup]) -> list[F
     before consumers (a group is realized after everything any member calls)."""
     group_of = {m.name: gi for gi, g in enumerate(groups) for m in g.members}
     units: list[list[FuncInfo]] = []
-    unit_of: dict[str, int] = {}
+    unit_of: dict[str, int] = {}  # Func name -> its unit
+    unit_of_group: dict[int, int] = {}
     for info in ctx.funcs:
         key = group_of.get(info.name)
-        if key is not None and f"group{key}" in unit_of:
-            unit = unit_of[f"group{key}"]
+        if key is not None and key in unit_of_group:
+            unit = unit_of_group[key]
             units[unit].append(info)
         else:
             unit = len(units)
             units.append([info])
             if key is not None:
-                unit_of[f"group{key}"] = unit
+                unit_of_group[key] = unit
         unit_of[info.name] = unit
     direct = _direct_callees(ctx)
     needs = [{unit_of[c] for m in unit for c in direct[m.name] if c in unit_of} - {u} for u, unit in enumerate(units)]
