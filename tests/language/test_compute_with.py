@@ -368,3 +368,23 @@ def test_updates_fused_along_a_reduction_variable():
         len(re.findall(r"for \(f\.s1\.r\$y,", nest)) == 1
         and "for (g.s1.r$y, ((f.s1.r$y + g.s1.r$y.min) - f.s1.r$y.min), 1)" in nest
     )
+
+
+def test_a_func_reading_one_of_the_pair_is_computed_after_the_fused_loops():
+    """out visits X (which reads g) before f: the pair is realized together, before X."""
+
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        g, xg, f, out = m.Func("g"), m.Func("X"), m.Func("f"), m.Func("out")
+        g[x, y] = x * 4 + y
+        xg[x, y] = g[x, y] + g[x + 1, y]
+        f[x, y] = x - y
+        out[x, y] = xg[x, y] * 10 + f[x, y + 1]
+        for h in (g, xg, f):
+            h.compute_root()
+        g.compute_with(f, y, m.LoopAlignStrategy.AlignEnd)
+        return {"out": out}
+
+    check(build, [6, 5])
+    nest = _nest(build(pw)["out"])
+    assert nest.index("produce g") < nest.index("produce X")
