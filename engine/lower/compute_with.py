@@ -7,7 +7,7 @@ down to the fused variable; what may be fused is what Halide allows (ScheduleFun
 RealizationOrder.cpp): two different Funcs, computed at the same level, neither calling the
 other, whose fused loops match in name, kind and order. Pixelweave also refuses what it
 does not lower: a parent that is itself fused into another stage, fused loops that are
-vectorized, unrolled or mapped to the GPU, storage placed apart from the compute level,
+vectorized or mapped to the GPU, storage placed apart from the compute level,
 and the OpenCL target.
 """
 
@@ -23,7 +23,7 @@ from pixelweave.engine.pipeline import definition_exprs
 from pixelweave.engine.schedule import FuseLevel, LoopAlignStrategy, LoopLevel
 from pixelweave.engine.stmt import ForType
 
-FUSABLE_LOOPS = (ForType.SERIAL, ForType.PARALLEL)
+FUSABLE_LOOPS = (ForType.SERIAL, ForType.PARALLEL, ForType.UNROLLED)
 
 
 @dataclass
@@ -224,8 +224,8 @@ def _check_pair(
             )
         if d1.for_type not in FUSABLE_LOOPS:
             raise ScheduleError(
-                f"Invalid {what}: the fused loop {d1.name} is {d1.for_type.value}; Pixelweave fuses serial and "
-                "parallel loops only (vectorize or unroll a loop inside the fused ones)"
+                f"Invalid {what}: the fused loop {d1.name} is {d1.for_type.value}; Pixelweave fuses serial, "
+                "parallel and unrolled loops only (vectorize a loop inside the fused ones)"
             )
 
 

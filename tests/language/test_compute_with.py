@@ -273,13 +273,13 @@ def test_different_compute_levels_are_refused():
 
 
 def test_what_pixelweave_does_not_fuse_is_refused_with_the_reason():
-    # a vectorized fused loop (Halide fuses it; Pixelweave fuses serial and parallel loops)
+    # a vectorized fused loop (Halide fuses it; Pixelweave fuses serial, parallel and unrolled loops)
     f, g, x, y = _pair(pw)
     xo, xi = pw.Var("xo"), pw.Var("xi")
     f.split(x, xo, xi, 4).vectorize(xi)
     g.split(x, xo, xi, 4).vectorize(xi)
     g.compute_with(f, xi)
-    with pytest.raises(ScheduleError, match="Pixelweave fuses serial and parallel loops only"):
+    with pytest.raises(ScheduleError, match="Pixelweave fuses serial, parallel and unrolled loops only"):
         pw.Pipeline([f, g]).compile()
     # a chain: h with g, g with f
     f, g, x, y = _pair(pw)
@@ -388,3 +388,21 @@ def test_a_func_reading_one_of_the_pair_is_computed_after_the_fused_loops():
     check(build, [6, 5])
     nest = _nest(build(pw)["out"])
     assert nest.index("produce g") < nest.index("produce X")
+
+
+def test_unrolled_fused_loops():
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        f, g, out = m.Func("f"), m.Func("g"), m.Func("out")
+        f[x, y] = x + y * 3
+        g[x, y] = x * 2 - y
+        out[x, y] = f[x, y] + g[x + 1, y] * 100
+        xo, xi = m.Var("xo"), m.Var("xi")
+        for h in (f, g):
+            h.compute_root().split(x, xo, xi, 4).unroll(xi)
+        g.compute_with(f, xi, [(xo, m.LoopAlignStrategy.AlignStart)])
+        return {"out": out}
+
+    check(build, [10, 3])
+    nest = _nest(build(pw)["out"])
+    assert len(re.findall(r"unrolled \(f\.s0\.x\.xi,", nest)) == 1 and "for (g.s0.x.xi, f.s0.x.xi, 1)" in nest
