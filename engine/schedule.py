@@ -636,8 +636,9 @@ class Stage:
             if var is not None:
                 align = var
             if target.kind != "at":
+                what = f"LoopLevel.{target.kind}()" if target.kind in ("root", "inline") else repr(target)
                 raise ScheduleError(
-                    f"compute_with of {self.describe()} needs a loop of another stage, not LoopLevel.{target.kind}(); "
+                    f"compute_with of {self.describe()} needs a loop of another stage, not {what}; "
                     "use compute_with(stage, var) or compute_with(LoopLevel.at(func, var))"
                 )
             parent, stage, name = target.func, 0, target.var

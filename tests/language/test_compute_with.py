@@ -303,6 +303,9 @@ def test_what_pixelweave_does_not_fuse_is_refused_with_the_reason():
     g.compute_with(f, y)
     with pytest.raises(ScheduleError, match="stores a Func computed with another where it is computed"):
         pw.Pipeline(out).compile()
+    # a level that is not a loop
+    with pytest.raises(ScheduleError, match=r"needs a loop of another stage, not LoopLevel.root\(\)"):
+        g.compute_with(pw.LoopLevel.root())
     # a bad align
     with pytest.raises(ScheduleError, match="must be a LoopAlignStrategy or a list"):
         g.compute_with(f, y, "start")
