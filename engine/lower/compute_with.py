@@ -83,6 +83,7 @@ def fuse_groups(ctx: LoweringContext) -> None:
         _check_pair(ctx, child, k, parent, level, callees, children)
     groups = _group(ctx, pairs)
     for group in groups:
+        _check_no_dependence_in_group(group, callees)
         _order_stages(group, pairs)
     ctx.fused_groups = groups
     ctx.funcs = _realization_order(ctx, groups)
@@ -227,6 +228,19 @@ def _check_pair(
                 f"Invalid {what}: the fused loop {d1.name} is {d1.for_type.value}; Pixelweave fuses serial, "
                 "parallel and unrolled loops only (vectorize a loop inside the fused ones)"
             )
+
+
+def _check_no_dependence_in_group(group: FusedGroup, callees: dict[str, set[str]]) -> None:
+    """Funcs fused through a third (both computed with f) run in the same loops too: one
+    reading the other would read points not computed yet (Halide finds no realization order)."""
+    for a in group.members:
+        for b in group.members:
+            if b.name in callees.get(a.name, set()):
+                raise ScheduleError(
+                    f"Invalid compute_with: there is dependency between {b.func.name()} and {a.func.name()} ("
+                    f"{a.func.name()} calls {b.func.name()}), which are computed in the same fused loops "
+                    f"({', '.join(m.func.name() for m in group.members)}); remove the compute_with of one of them"
+                )
 
 
 def _check_stage_order(info: FuncInfo) -> None:

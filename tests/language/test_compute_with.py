@@ -222,6 +222,18 @@ def test_dependent_funcs_are_refused():
     _refused_in_both(build, "there is dependency between")
 
 
+def test_funcs_fused_with_the_same_parent_that_depend_on_each_other_are_refused():
+    def build(m):
+        f, g, x, y = _pair(m)
+        h = m.Func("h")
+        h[x, y] = g[x, y + 1] + 1  # row y of h needs row y + 1 of g, not computed yet in the fused loop
+        g.compute_with(f, y)
+        h.compute_with(f, y)
+        return [f, g, h]
+
+    _refused_in_both(build, "there is dependency between g and h", "Stuck in a loop computing a realization order")
+
+
 def test_a_cycle_of_compute_with_is_refused():
     def build(m):
         f, g, _, y = _pair(m)
