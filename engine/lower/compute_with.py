@@ -79,6 +79,7 @@ def fuse_groups(ctx: LoweringContext) -> None:
     children: set[tuple[str, int]] = {(c.name, k) for c, k, _, _ in pairs}
     for info in ctx.funcs:
         _check_stage_order(info)
+        _check_stages_sharing_a_parent(info)
     for child, k, parent, level in pairs:
         _check_pair(ctx, child, k, parent, level, callees, children)
     groups = _group(ctx, pairs)
@@ -262,6 +263,53 @@ def _check_stage_order(info: FuncInfo) -> None:
             )
         latest[id(level.func)] = (i, level.stage)
         consecutive = True
+
+
+def _check_stages_sharing_a_parent(info: FuncInfo) -> None:
+    """Two consecutive stages of one Func fused with the same parent stage run one after the
+    other in each iteration of the fused loops: the later may only touch the slice the
+    earlier finished in that iteration. Pixelweave fuses them where each fused loop is an
+    unsplit pure variable, not shifted, at which both stages write and the later reads
+    only its own point; it refuses the rest (Halide fuses them and may read points not
+    computed yet)."""
+    for j in range(1, len(info.stages)):
+        a, b = info.stages[j - 1].schedule.fuse_level, info.stages[j].schedule.fuse_level
+        if a is None or b is None or a.func is not b.func or a.stage != b.stage:
+            continue
+        problem = _slice_problem(info, j - 1, a) or _slice_problem(info, j, b)
+        if problem is not None:
+            raise ScheduleError(
+                f"Invalid compute_with: {info.func.name()}.s{j - 1} and {info.func.name()}.s{j} are both computed "
+                f"with {a.func.name()}.s{a.stage}, and {problem}; in each iteration of the fused loops the later "
+                "stage must touch only the point the earlier one computed there. Pixelweave fuses two stages of "
+                "one Func with the same stage only along unsplit pure variables without alignment; fuse one of "
+                "them, or at a different stage"
+            )
+
+
+def _slice_problem(info: FuncInfo, k: int, level: FuseLevel) -> str | None:
+    """Why stage k does not touch only its own point in each of its fused loops (or None)."""
+    stage = info.stages[k]
+    at = _fused_index(info, k, level.var)
+    split_names = {n for s in stage.schedule.splits for n in (s.old, s.outer, s.inner)}
+    d = stage.definition
+    for dim in stage.schedule.dims[at:]:
+        if dim.name not in d.pure_vars or dim.name in split_names:
+            return f"its fused loop {dim.name} is not an unsplit pure variable"
+        if any(var_name_match(dim.name, v) and a != LoopAlignStrategy.NoAlign and a != LoopAlignStrategy.Auto
+               for v, a in level.align):  # fmt: skip
+            return f"its fused loop {dim.name} is aligned (only NoAlign or Auto keeps the stages on one point)"
+        here = [i for i, arg in enumerate(d.args) if isinstance(arg, E.Variable) and arg.name == dim.name]
+        if len(here) != 1:
+            return f"it does not store at {dim.name} in one place"
+        i = here[0]
+        for e in d.all_values():
+            for node in walk(e):
+                if isinstance(node, E.Call) and node.call_kind == "func" and node.target is info.func:
+                    arg = node.args[i]
+                    if not (isinstance(arg, E.Variable) and arg.name == dim.name):
+                        return f"it reads {info.func.name()} at another point along {dim.name}"
+    return None
 
 
 def _group(ctx: LoweringContext, pairs: list) -> list[FusedGroup]:

@@ -421,3 +421,38 @@ def test_unrolled_fused_loops():
     check(build, [10, 3])
     nest = _nest(build(pw)["out"])
     assert len(re.findall(r"unrolled \(f\.s0\.x\.xi,", nest)) == 1 and "for (g.s0.x.xi, f.s0.x.xi, 1)" in nest
+
+
+def test_two_stages_of_one_func_fused_with_the_same_stage():
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        f, g, out = m.Func("f"), m.Func("g"), m.Func("out")
+        f[x, y] = x + y
+        g[x, y] = x * y
+        g[x, y] = g[x, y] * 3 + x
+        out[x, y] = f[x, y] + g[x, y + 1] * 10
+        f.compute_root()
+        g.compute_root()
+        g.compute_with(f, y)
+        g.update(0).compute_with(f, y)
+        return {"out": out}
+
+    check(build, [6, 5])
+    nest = _nest(build(pw)["out"])
+    fused = nest[nest.index("for (f.s0.y,") :]
+    assert fused.index("for (f.s0.x,") < fused.index("for (g.s0.y, f.s0.y, 1)") < fused.index("for (g.s1.y, f.s0.y, 1)")
+
+
+def test_two_stages_of_one_func_fused_with_the_same_stage_along_split_loops_are_refused():
+    """Split differently, iteration i of the fused loop would run rows 2i, 2i + 1 of g's
+    pure stage and rows 3i to 3i + 2 of its update, which reads rows not computed yet."""
+    f, g, x, y = _pair(pw)
+    g[x, y] = g[x, y] + 1
+    yo, yi = pw.Var("yo"), pw.Var("yi")
+    f.split(y, yo, yi, 2)
+    g.split(y, yo, yi, 2)
+    g.update(0).split(y, yo, yi, 3)
+    g.compute_with(f, yo)
+    g.update(0).compute_with(f, yo)
+    with pytest.raises(ScheduleError, match=r"g\.s0 and g\.s1 are both computed with f\.s0, and its fused loop y\.yo"):
+        pw.Pipeline([f, g]).compile()
