@@ -6,9 +6,11 @@ A stage fused with another (its parent) runs inside the parent's loops from the 
 down to the fused variable; what may be fused is what Halide allows (ScheduleFunctions.cpp,
 RealizationOrder.cpp): two different Funcs, computed at the same level, neither calling the
 other, whose fused loops match in name, kind and order. Pixelweave also refuses what it
-does not lower: a parent that is itself fused into another stage, fused loops that are
-vectorized or mapped to the GPU, storage placed apart from the compute level,
-and the OpenCL target.
+does not lower, or what would read points not computed yet: a parent that is itself fused
+into another stage, fused loops that are vectorized or mapped to the GPU, members of one
+group that read each other, two stages of one Func fused with the same stage along loops
+where they do not stay on one point, storage placed apart from the compute level, and the
+OpenCL target.
 """
 
 from __future__ import annotations
