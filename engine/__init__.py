@@ -77,7 +77,7 @@ from pixelweave.engine.runtime.memoization_cache import (
     memoization_cache_evict,
     memoization_cache_set_size,
 )
-from pixelweave.engine.schedule import LoopLevel, MemoryType, Partition, TailStrategy
+from pixelweave.engine.schedule import LoopAlignStrategy, LoopLevel, MemoryType, Partition, TailStrategy
 from pixelweave.engine.target_api import (
     StmtOutputFormat,
     Target,
@@ -112,6 +112,7 @@ __all__ = [
     "InputError",
     "InputScalar",
     "Int",
+    "LoopAlignStrategy",
     "LoopLevel",
     "MemoryType",
     "OutputBuffer",

@@ -155,6 +155,7 @@ def _copy_loop_schedules(f: Func, clone: Func, guard_tails: bool) -> None:
         if original.schedule is None:
             continue
         copied.schedule = copy.deepcopy(original.schedule)
+        copied.schedule.fuse_level = None  # compute_with() places it with another Func, which the copy lacks
         tail = TailStrategy.SHIFT_INWARDS if stage == 0 and not guard_tails else TailStrategy.GUARD_WITH_IF
         schedules = copied.schedule.all_schedules()
         for split in (sp for sched in schedules for sp in sched.splits):

@@ -98,6 +98,35 @@ class Partition(Enum):
     Always = "always"
 
 
+class LoopAlignStrategy(Enum):
+    """How compute_with() lines up a fused loop of this stage with its parent's when their
+    ranges differ (Halide's): AlignStart shifts this stage's iterations so both start
+    together, AlignEnd so both end together; NoAlign and Auto (the default) do not shift.
+    The fused loop runs over the union of both ranges, each body only over its own."""
+
+    AlignStart = "align_start"
+    AlignEnd = "align_end"
+    NoAlign = "no_align"
+    Auto = "auto"
+
+
+@dataclass(frozen=True)
+class FuseLevel:
+    """compute_with(): this stage's loops, from the outermost down to `var`, are fused with
+    those of stage `stage` of Func `func` (the parent), whose body runs first in them."""
+
+    func: Any
+    stage: int
+    var: str
+    align: tuple[tuple[str, LoopAlignStrategy], ...] = ()
+
+    def __deepcopy__(self, memo: dict) -> FuseLevel:
+        return self  # immutable, and it names another Func, which a copy must not clone
+
+    def __repr__(self) -> str:
+        return f"FuseLevel({self.func.name()}.s{self.stage}.{self.var}, {[(v, a.name) for v, a in self.align]})"
+
+
 @dataclass(frozen=True)
 class LoopLevel:
     """Where a Func is computed or stored: inlined, at the root, or inside a loop of a Func."""
@@ -179,6 +208,7 @@ class StageSchedule:
     single_thread: bool = False  # gpu_single_thread(): the stage runs in one GPU work-item
     atomic: bool = False  # atomic(): the update stores with atomic read-modify-writes
     specializations: list[Specialization] = field(default_factory=list)  # specialize(), tried in order
+    fuse_level: FuseLevel | None = None  # compute_with()
 
     @staticmethod
     def for_definition(d: Definition) -> StageSchedule:
@@ -692,6 +722,56 @@ class Stage:
         self.schedule.single_thread = True
         return self
 
+    def compute_with(self, target: Any, var: Any = None, align: Any = LoopAlignStrategy.Auto) -> Stage:
+        """Fuse this stage's loops, from the outermost down to `var`, with those of another
+        stage (Halide's compute_with): `compute_with(stage_or_func, var, align)` or
+        `compute_with(LoopLevel.at(func, var), align)` (the Func's pure stage). `align` is a
+        LoopAlignStrategy for `var`, or a list of (var, LoopAlignStrategy). The lowering
+        checks the pair (same compute level, matching loops, no dependence between them)."""
+        from pixelweave.engine.ir.func import Func
+
+        if isinstance(target, LoopLevel):
+            if var is not None:
+                align = var
+            if target.kind != "at":
+                what = f"LoopLevel.{target.kind}()" if target.kind in ("root", "inline") else repr(target)
+                raise ScheduleError(
+                    f"compute_with of {self.describe()} needs a loop of another stage, not {what}; "
+                    "use compute_with(stage, var) or compute_with(LoopLevel.at(func, var))"
+                )
+            parent, stage, name = target.func, 0, target.var
+        elif isinstance(target, (Stage, Func)):
+            if var is None:
+                raise ScheduleError(
+                    f"compute_with of {self.describe()} needs the loop to fuse down to: compute_with(stage, var)"
+                )
+            parent, stage = (target.func, target.index) if isinstance(target, Stage) else (target, 0)
+            name = var_name(var)
+        else:
+            raise ScheduleError(
+                f"compute_with of {self.describe()} takes a Stage, a Func or a LoopLevel, got {target!r}"
+            )
+        if parent is self.func:
+            raise ScheduleError(
+                f"cannot schedule {self.describe()} to be computed with {parent.name()}.s{stage}.{name}: "
+                "compute_with fuses stages of two different Funcs (as in Halide)"
+            )
+        self.schedule.fuse_level = FuseLevel(parent, stage, name, self._alignments(align, name))
+        return self
+
+    def _alignments(self, align: Any, fused_var: str) -> tuple[tuple[str, LoopAlignStrategy], ...]:
+        if isinstance(align, LoopAlignStrategy):
+            return ((fused_var, align),)
+        pairs = list(align) if isinstance(align, (list, tuple)) else None
+        if pairs is None or not all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[1], LoopAlignStrategy) for p in pairs
+        ):
+            raise ScheduleError(
+                f"the align of compute_with of {self.describe()} must be a LoopAlignStrategy or a list of "
+                f"(var, LoopAlignStrategy) pairs, got {align!r}"
+            )
+        return tuple((var_name(v), a) for v, a in pairs)
+
 
 def _flat_names(names: tuple) -> list[Any]:
     """never_partition([x, y]) as Halide's Python spells it, or never_partition(x, y)."""
@@ -1028,3 +1108,6 @@ class FuncScheduling:
     def specialize_fail(self, message: str) -> None:
         """End the pure definition's specializations with a failure (Stage.specialize_fail)."""
         self._pure_stage().specialize_fail(message)
+    def compute_with(self, *args: Any, **kw: Any):
+        self._pure_stage().compute_with(*args, **kw)
+        return self

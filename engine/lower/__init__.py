@@ -21,6 +21,7 @@ from pixelweave.engine.ir.types import Int
 from pixelweave.engine.lower.allocation_bounds import allocation_bounds
 from pixelweave.engine.lower.boundary_fast_path import boundary_fast_path
 from pixelweave.engine.lower.bounds_inference import bounds_inference
+from pixelweave.engine.lower.compute_with import fuse_groups
 from pixelweave.engine.lower.context import LoweringContext, build_context
 from pixelweave.engine.lower.explicit_folding import explicit_storage_folding
 from pixelweave.engine.lower.final_simplify import simplify_stmt
@@ -128,6 +129,7 @@ def _lower(
     clear_region_cache()
     clear_simplify_cache()
     ctx = build_context(pipeline, target)
+    fuse_groups(ctx)
     _check_target(ctx)
     check_memoized(ctx)
     inline_functions(ctx)

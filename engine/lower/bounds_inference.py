@@ -41,20 +41,22 @@ def buffer_extent(name: str, i: int) -> E.Variable:
 def bounds_inference(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     root_lets: set[str] = set()  # region lets that depend only on parameters (hoist_region_lets)
     for info in reversed(ctx.funcs):
-        stmt = _define_regions(info, stmt, root_lets)
+        group = ctx.fused_group(info.name)
+        stmt = _define_regions(info, stmt, root_lets, set(group.names()) if group is not None else {info.name})
     return stmt
 
 
-def _define_regions(info: FuncInfo, stmt: Stmt, root_lets: set[str]) -> Stmt:
+def _define_regions(info: FuncInfo, stmt: Stmt, root_lets: set[str], computed_with: set[str]) -> Stmt:
     """Region lets at each compute site of the Func (several when it is computed once per
-    stage of a consumer that uses it)."""
+    stage of a consumer that uses it). A Func computed with others (compute_with) has its
+    lets around the whole group's `produce ...; consume ...`: their fused loops use them all."""
     sites = sum(
         1 for s in walk_stmt(stmt) if isinstance(s, ProducerConsumer) and s.is_producer and s.name == info.name
     )
     # Only a Func computed at one site may name its lets once for everything inside it: with
     # several sites the same names hold a different region at each.
     shared = root_lets if sites <= 1 else None
-    return _WrapComputeSite(info.name, lambda consume: _site_lets(info, consume, root_lets, shared)).mutate(stmt)
+    return _WrapComputeSite(computed_with, lambda consume: _site_lets(info, consume, root_lets, shared)).mutate(stmt)
 
 
 def _site_lets(
@@ -205,14 +207,14 @@ class _WrapComputeSite(StmtMutator):
     `site` gives the lets and assertions of a site, and its consume block rewritten, from its
     consume block."""
 
-    def __init__(self, name: str, site) -> None:
-        self.name = name
+    def __init__(self, names: set[str], site) -> None:
+        self.names = names  # the Func, or every Func of its compute_with group
         self.site = site
 
     def _wrap(self, s: Stmt) -> Stmt:
         parts = getattr(s, "stmts", (s,))
         consume = next(
-            (c for c in parts if isinstance(c, ProducerConsumer) and not c.is_producer and c.name == self.name), None
+            (c for c in parts if isinstance(c, ProducerConsumer) and not c.is_producer and c.name in self.names), None
         )
         lets, asserts, new_consume = self.site(consume)
         if new_consume is not consume:
@@ -225,7 +227,7 @@ class _WrapComputeSite(StmtMutator):
     def visit_Block(self, s: Block) -> Stmt:  # noqa: N802
         stmts = list(s.stmts)
         for i, c in enumerate(stmts):
-            if isinstance(c, ProducerConsumer) and c.is_producer and c.name == self.name:
+            if isinstance(c, ProducerConsumer) and c.is_producer and c.name in self.names:
                 rest = make_block(stmts[i:])
                 return make_block([*stmts[:i], self._wrap(rest)])
         return self.default(s)

@@ -4,6 +4,7 @@ definitions (after inlining) and its schedule, in realization order."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
@@ -12,6 +13,9 @@ from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.pipeline import Pipeline
 from pixelweave.engine.schedule import FuncSchedule, LoopLevel, MemoryType, StageSchedule, TailStrategy, resolve_tail
+
+if TYPE_CHECKING:
+    from pixelweave.engine.lower.compute_with import FusedGroup
 
 
 @dataclass
@@ -65,6 +69,7 @@ class LoweringContext:
     sliding: dict = field(default_factory=dict)
     computed_per_stage: set[str] = field(default_factory=set)  # Funcs computed at several sites
     hoisted: dict[str, str | None] = field(default_factory=dict)  # hoist_storage(): Func -> its loop (None: root)
+    fused_groups: list[FusedGroup] = field(default_factory=list)  # compute_with (lower/compute_with.py)
     output_regions: dict[str, list[tuple[E.Expr, E.Expr]]] = field(default_factory=dict)  # written, per output
     output_names: list[str] = field(
         default_factory=list
@@ -75,6 +80,10 @@ class LoweringContext:
             if f.func is func:
                 return f
         raise KeyError(func.name())
+
+    def fused_group(self, name: str) -> FusedGroup | None:
+        """The compute_with group the Func is in, or None."""
+        return next((g for g in self.fused_groups if name in g.names()), None)
 
     def by_name(self, name: str) -> FuncInfo:
         for f in self.funcs:

@@ -8,7 +8,7 @@ loops, exactly as the split's tail strategy says.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
@@ -88,7 +88,31 @@ def _specialized(info: FuncInfo, k: int, sched: StageSchedule, facts: list[tuple
 
 
 def _loop_nest(info: FuncInfo, k: int, sched: StageSchedule, facts: list[tuple[E.Expr, bool]]) -> Stmt:
-    d = specialized_definition(info.stages[k].definition, facts)
+    body, loops = stage_body_and_loops(info, k, sched, facts)
+    for loop in loops:  # innermost first
+        body = For(loop.name, loop.min, loop.extent, loop.for_type, body)
+    return body
+
+
+@dataclass
+class StageLoop:
+    """One loop of a stage's nest, before it is built: compute_with fuses these."""
+
+    dim: str  # the schedule's name of the dimension (x, y.yo, ...)
+    name: str  # the loop variable (f.s0.y.yo)
+    min: E.Expr
+    extent: E.Expr
+    for_type: ForType
+
+
+def stage_body_and_loops(
+    info: FuncInfo, k: int, sched: StageSchedule | None = None, facts: list[tuple[E.Expr, bool]] | None = None
+) -> tuple[Stmt, list[StageLoop]]:
+    """The body of stage k (lets recovering its variables, guards, the store) and its
+    loops, innermost first, under one schedule (the stage's own by default) and what its
+    specialization knows (`facts`)."""
+    sched = info.stages[k].schedule if sched is None else sched
+    d = specialized_definition(info.stages[k].definition, facts or [])
     prefix = stage_prefix(info.name, k)
     originals = [*(v.name for v in d.rdom.vars)] if d.rdom is not None else []
     is_rvar = set(originals)
@@ -123,16 +147,12 @@ def _loop_nest(info: FuncInfo, k: int, sched: StageSchedule, facts: list[tuple[E
         if name in guards:
             body = IfThenElse(_prefixed(guards[name], prefix, bounds), body)
         body = LetStmt(prefix + name, _prefixed(value_expr, prefix, bounds), body)
+    loops = []
     for dim in sched.dims:  # innermost first
         lo, extent = bounds[dim.name]
-        body = For(
-            prefix + dim.name,
-            _prefixed(lo, prefix, bounds),
-            _prefixed(extent, prefix, bounds),
-            dim.for_type,
-            body,
-        )
-    return body
+        lo, extent = _prefixed(lo, prefix, bounds), _prefixed(extent, prefix, bounds)
+        loops.append(StageLoop(dim.name, prefix + dim.name, lo, extent, dim.for_type))
+    return body, loops
 
 
 def specialized_definition(d: Definition, facts: list[tuple[E.Expr, bool]]) -> Definition:

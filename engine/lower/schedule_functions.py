@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
+from pixelweave.engine.lower.compute_with import FusedGroup
 from pixelweave.engine.lower.context import FuncInfo, LoweringContext
+from pixelweave.engine.lower.fused_loops import build_group_produce
 from pixelweave.engine.lower.loop_names import split_loop_name
 from pixelweave.engine.lower.loop_synthesis import build_produce
 from pixelweave.engine.lower.region import names_used
@@ -21,9 +23,15 @@ from pixelweave.engine.stmt_visit import StmtMutator, walk_stmt
 
 def schedule_functions(ctx: LoweringContext) -> Stmt:
     stmt: Stmt = no_op()
+    done: set[str] = set()
     try:
         for info in reversed(ctx.funcs):
-            stmt = _inject(ctx, info, stmt)
+            group = ctx.fused_group(info.name)
+            if group is None:
+                stmt = _inject(ctx, info, stmt)
+            elif info.name not in done:
+                done.update(group.names())
+                stmt = _inject_group(ctx, group, stmt)
     except ScheduleError as err:
         raise ScheduleError(_user_names(ctx, str(err))) from None
     return stmt
@@ -241,6 +249,45 @@ def _branches(sched, what: str = "the unspecialized schedule") -> list[tuple[str
         if spec.schedule is not None:
             out += _branches(spec.schedule, f"the specialization on {spec.condition}")
     return out
+
+
+def _inject_group(ctx: LoweringContext, group: FusedGroup, stmt: Stmt) -> Stmt:
+    """The Funcs of a compute_with group are computed together, at their common compute
+    level, each stored there (compute_with.py checked the levels match)."""
+    produce = build_group_produce(group)
+    first = group.members[0]
+    compute = first.compute_level()
+    compute_loop = None
+    if compute.kind == "at":
+        legal: list[str] | None = None
+        for info in group.members:
+            levels = legal_levels(stmt, info.name)
+            legal = levels if legal is None else [loop for loop in legal if loop in levels]
+        candidates = _loop_names(ctx, compute, first.name, "compute_at")
+        usable = [c for c in candidates if c in (legal or [])]
+        names = ", ".join(f"`{m.name}`" for m in group.members)
+        if not usable:
+            raise ScheduleError(
+                f"the Funcs computed with each other ({names}) cannot be computed at {_loop(ctx, candidates[0])} "
+                f"({_at(ctx, candidates[0], 'compute_at')}): that loop does not enclose every use of them "
+                "(Pixelweave computes a compute_with group at one site only); legal compute levels for them are: "
+                f"{_choices(ctx, legal or [], 'compute_at')}"
+            )
+        compute_loop = usable[0]
+
+    def compute_block(body: Stmt) -> Stmt:
+        consume = body
+        for info in reversed(group.members):
+            consume = ProducerConsumer(info.name, False, consume)
+        block = make_block([produce, consume])
+        for info in group.members:
+            if not info.is_output:
+                block = Realize(info.name, info.type, (), block)
+        return block
+
+    if compute_loop is None:
+        return compute_block(stmt)
+    return _InjectAt(compute_loop, compute_block).mutate(stmt)
 
 
 def _compute_sites(stmt: Stmt, name: str, candidates: list[str]) -> set[str] | None:

@@ -33,7 +33,8 @@ class SlidingInfo:
 def sliding_window(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     ctx.sliding = {}
     for info in ctx.funcs:
-        if info.is_output or len(info.stages) > 1 or info.name in ctx.computed_per_stage:
+        fused = ctx.fused_group(info.name) is not None  # compute_with: the group's loops use its region lets
+        if info.is_output or len(info.stages) > 1 or info.name in ctx.computed_per_stage or fused:
             # (computed at several sites, one storage: no single loop to slide along)
             continue
         mutator = _Slide(info.name, info.pure_vars)

@@ -1,0 +1,482 @@
+"""Stage.compute_with / Func.compute_with against Halide 21: fused loop nests compute
+Halide's image (and the reference evaluator's) under every LoopAlignStrategy, and what
+Halide refuses, or what Pixelweave does not fuse, is refused with the reason."""
+
+from __future__ import annotations
+
+import re
+
+import halide as hl
+import numpy as np
+import pytest
+from pixelweave.engine.errors import ScheduleError
+from pixelweave.engine.lower import lower_loop_nest
+
+import pixelweave as pw
+from tests.language.halide_compare import assert_same, check
+
+ALIGNS = ["Auto", "AlignStart", "AlignEnd", "NoAlign"]
+
+
+def _nest(outputs, target: str = "host") -> str:
+    """The loop nest with every bound written out."""
+    return str(lower_loop_nest(pw.Pipeline(outputs), target))
+
+
+def _two_producers(align: str = "Auto", fuse_at: str = "y", schedule=None):
+    """f and g feed out, which reads g over a shifted, half-size region: their ranges differ."""
+
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        f, g, out = m.Func("f"), m.Func("g"), m.Func("out")
+        f[x, y] = x + 10 * y
+        g[x, y] = x * y - 3
+        out[x, y] = f[x, y] + g[x // 2 + 1, y // 2 + 5] * 100
+        f.compute_root()
+        g.compute_root()
+        if schedule is not None:
+            schedule(m, f, g, x, y)
+        v = {"x": x, "y": y}[fuse_at] if isinstance(fuse_at, str) and fuse_at in "xy" else m.Var(fuse_at)
+        g.compute_with(f, v, getattr(m.LoopAlignStrategy, align))
+        return {"out": out, "f": f, "g": g}
+
+    return build
+
+
+@pytest.mark.parametrize("align", ALIGNS)
+def test_two_producers_fused_at_the_root_under_each_alignment(align):
+    check(_two_producers(align), [9, 7])
+    nest = _nest(_two_producers(align)(pw)["out"])
+    # one loop over y runs both bodies: f's loop over x, then g's (in a loop of one iteration)
+    assert len(re.findall(r"for \(f\.s0\.y,", nest)) == 1
+    assert "for (g.s0.y," in nest and "for (g.s0.x," in nest and "for (f.s0.x," in nest
+    fused = nest[nest.index("for (f.s0.y,") :]
+    assert fused.index("for (f.s0.x,") < fused.index("for (g.s0.y,") < fused.index("consume")
+
+
+@pytest.mark.parametrize("align", ALIGNS)
+def test_fused_down_to_the_inner_loop(align):
+    check(_two_producers(align, "x"), [9, 7])
+    nest = _nest(_two_producers(align, "x")(pw)["out"])
+    assert len(re.findall(r"for \(f\.s0\.x,", nest)) == 1 and "for (g.s0.x, " in nest
+
+
+def _split_vectorized(m, f, g, x, y):
+    yo, yi = m.Var("yo"), m.Var("yi")
+    for h in (f, g):
+        h.split(y, yo, yi, 2).vectorize(x, 4)
+
+
+@pytest.mark.parametrize("align", ["Auto", "AlignStart", "AlignEnd"])
+def test_splits_and_vectorized_inner_loops_before_fusing(align):
+    build = _two_producers(align, "yo", _split_vectorized)
+    check(build, [13, 9])
+    nest = _nest(build(pw)["out"])
+    assert len(re.findall(r"for \(f\.s0\.y\.yo,", nest)) == 1 and "vectorized (g.s0.x.v" in nest
+
+
+def test_parallel_fused_loops():
+    def par(m, f, g, x, y):
+        f.parallel(y)
+        g.parallel(y)
+
+    build = _two_producers("AlignStart", "y", par)
+    check(build, [9, 7])
+    assert "parallel (f.s0.y," in _nest(build(pw)["out"])
+
+
+def test_two_outputs_of_one_pipeline_fused():
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        f, g = m.Func("f"), m.Func("g")
+        f[x, y] = x * 2 + y
+        g[x, y] = m.cast(m.Float(32), x - y) * 0.5
+        g.compute_with(f, y)
+        return f, g
+
+    theirs = [np.asarray(b).copy() for b in hl.Pipeline(list(build(hl))).realize([10, 6])]
+    pipeline = pw.Pipeline(list(build(pw)))
+    assert_same([np.asarray(b) for b in pipeline.realize([10, 6])], theirs)
+    assert_same([np.asarray(b) for b in pipeline.realize_reference([10, 6])], theirs)
+    nest = _nest(list(build(pw)))
+    assert len(re.findall(r"for \(f\.s0\.y,", nest)) == 1 and "for (g.s0.y, f.s0.y, 1)" in nest
+    # the inspector's view: one loop over y holds f's loop over x, then g's
+    shown = "produce f:\n  produce g:\n    for y:\n      for x:\n        f(...) = ...\n      for y:\n        for x:\n"
+    assert pipeline.loop_nest().startswith(shown)
+
+
+def test_fused_at_an_inner_loop_of_a_consumer_with_a_func_computed_at_the_fused_loop():
+    """Halide's documentation example: `input` is computed at f's y, which is also g's."""
+
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        inp, f, g, out = m.Func("inp"), m.Func("f"), m.Func("g"), m.Func("out")
+        inp[x, y] = x + y * 7
+        f[x, y] = inp[x, y]
+        g[x, y] = inp[2 * x, 2 * y]
+        out[x, y] = f[x, y] - g[x // 2, y // 2]
+        yo, yi = m.Var("yo"), m.Var("yi")
+        out.split(y, yo, yi, 4)
+        f.compute_at(out, yo)
+        g.compute_at(out, yo)
+        g.compute_with(f, y)
+        inp.compute_at(f, y)
+        return {"out": out}
+
+    check(build, [11, 13])
+    nest = _nest(build(pw)["out"])
+    fused = nest[nest.index("for (f.s0.y,") :]
+    assert fused.index("produce inp") < fused.index("for (f.s0.x,") < fused.index("for (g.s0.y,")
+
+
+def test_func_computed_at_a_fused_loop_of_the_child():
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        h, f, g, out = m.Func("h"), m.Func("f"), m.Func("g"), m.Func("out")
+        h[x, y] = x - 2 * y
+        f[x, y] = x + y
+        g[x, y] = h[x, y + 1] + h[x + 1, y]
+        out[x, y] = f[x, y] * 3 + g[x, y + 2]
+        f.compute_root()
+        g.compute_root()
+        g.compute_with(f, y, m.LoopAlignStrategy.AlignStart)
+        h.compute_at(g, y)
+        return {"out": out}
+
+    check(build, [8, 6])
+
+
+def test_update_of_one_func_fused_with_the_pure_stage_of_another():
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        f, g, out = m.Func("f"), m.Func("g"), m.Func("out")
+        f[x, y] = x + y
+        f[x, y] += f[x, y] * 2
+        g[x, y] = x * 5 - y
+        g[x, y] += 1
+        out[x, y] = f[x, y] + g[x + 2, y] * 10
+        f.compute_root()
+        g.compute_root()
+        g.update(0).compute_with(f.update(0), y, [(y, m.LoopAlignStrategy.AlignEnd)])
+        return {"out": out}
+
+    check(build, [9, 5])
+    nest = _nest(build(pw)["out"])
+    assert len(re.findall(r"for \(f\.s1\.y,", nest)) == 1 and "for (g.s1.y," in nest
+
+
+def test_pure_stage_fused_with_an_update():
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        r = m.RDom([(0, 3)])
+        f, g, out = m.Func("f"), m.Func("g"), m.Func("out")
+        f[x, y] = x + y
+        f[x, y] = f[x, y] * 2 + 1
+        g[x, y] = 0
+        g[x, y] += x * r.x + y
+        out[x, y] = f[x, y] + g[x, y] * 10
+        f.compute_root()
+        g.compute_root()
+        f.update(0).compute_with(g, y)
+        return {"out": out}
+
+    check(build, [7, 6])
+
+
+def _refused_in_both(build, pattern: str, halide_pattern: str | None = None) -> None:
+    with pytest.raises(hl.HalideError, match=halide_pattern or pattern):
+        outs = build(hl)
+        hl.Pipeline(outs).realize([6, 4])
+    with pytest.raises(ScheduleError, match=pattern):
+        pw.Pipeline(build(pw)).compile()
+
+
+def _pair(m):
+    x, y = m.Var("x"), m.Var("y")
+    f, g = m.Func("f"), m.Func("g")
+    f[x, y] = x + y
+    g[x, y] = x * y
+    return f, g, x, y
+
+
+def test_fusing_with_a_stage_of_the_same_func_is_refused():
+    def build(m):
+        f, _, x, y = _pair(m)
+        f[x, y] += 1
+        f.update(0).compute_with(f, y)
+        return [f]
+
+    with pytest.raises(hl.HalideError, match=r"Cannot schedule f\S*\.update\(0\) to be computed with f\S*\.s0\.y"):
+        build(hl)
+    with pytest.raises(ScheduleError, match=r"cannot schedule update 0 of Func `f` to be computed with f\.s0\.y"):
+        build(pw)
+
+
+def test_dependent_funcs_are_refused():
+    def build(m):
+        f, g, x, y = _pair(m)
+        g[x, y] = f[x, y] * 2
+        g.compute_with(f, y)
+        return [f, g]
+
+    _refused_in_both(build, "there is dependency between")
+
+
+def test_funcs_fused_with_the_same_parent_that_depend_on_each_other_are_refused():
+    def build(m):
+        f, g, x, y = _pair(m)
+        h = m.Func("h")
+        h[x, y] = g[x, y + 1] + 1  # row y of h needs row y + 1 of g, not computed yet in the fused loop
+        g.compute_with(f, y)
+        h.compute_with(f, y)
+        return [f, g, h]
+
+    _refused_in_both(build, "there is dependency between g and h", "Stuck in a loop computing a realization order")
+
+
+def test_a_cycle_of_compute_with_is_refused():
+    def build(m):
+        f, g, _, y = _pair(m)
+        g.compute_with(f, y)
+        f.compute_with(g, y)
+        return [f, g]
+
+    _refused_in_both(build, "Found cyclic dependencies between compute_with of")
+
+
+def test_a_loop_that_does_not_exist_is_refused():
+    def build(m):
+        f, g, _, _ = _pair(m)
+        g.compute_with(f, m.Var("z"))
+        return [f, g]
+
+    _refused_in_both(build, "Invalid compute_with: cannot find z in f")
+
+
+def test_fused_loops_of_different_kinds_or_order_are_refused():
+    def parallel_one(m):
+        f, g, x, y = _pair(m)
+        f.parallel(y)
+        g.compute_with(f, x)
+        return [f, g]
+
+    _refused_in_both(parallel_one, r"for types of dim 1 of f\S*\.s0\(y is parallel\) and g\S*\.s0\(y is for\)")
+
+    def reordered(m):
+        f, g, x, y = _pair(m)
+        g.reorder(y, x)
+        g.compute_with(f, y)
+        return [f, g]
+
+    _refused_in_both(reordered, "# of fused dims of f")
+
+
+def test_different_compute_levels_are_refused():
+    def build(m):
+        f, g, x, y = _pair(m)
+        out = m.Func("out")
+        out[x, y] = f[x, y] + g[x, y]
+        f.compute_root()
+        g.compute_at(out, y)
+        g.compute_with(f, y)
+        return [out]
+
+    _refused_in_both(build, "the compute levels of f")
+
+
+def test_what_pixelweave_does_not_fuse_is_refused_with_the_reason():
+    # a vectorized fused loop (Halide fuses it; Pixelweave fuses serial, parallel and unrolled loops)
+    f, g, x, y = _pair(pw)
+    xo, xi = pw.Var("xo"), pw.Var("xi")
+    f.split(x, xo, xi, 4).vectorize(xi)
+    g.split(x, xo, xi, 4).vectorize(xi)
+    g.compute_with(f, xi)
+    with pytest.raises(ScheduleError, match="Pixelweave fuses serial, parallel and unrolled loops only"):
+        pw.Pipeline([f, g]).compile()
+    # a chain: h with g, g with f
+    f, g, x, y = _pair(pw)
+    h = pw.Func("h")
+    h[x, y] = x - y
+    g.compute_with(f, y)
+    h.compute_with(g, y)
+    with pytest.raises(ScheduleError, match="does not fuse a chain of compute_with"):
+        pw.Pipeline([f, g, h]).compile()
+    # the OpenCL target
+    f, g, x, y = _pair(pw)
+    g.compute_with(f, y)
+    with pytest.raises(ScheduleError, match="CPU targets only"):
+        _nest([f, g], target="opencl")
+    # storage apart from the compute level
+    f, g, x, y = _pair(pw)
+    out = pw.Func("out")
+    out[x, y] = f[x, y] + g[x, y]
+    f.compute_at(out, y).store_root()
+    g.compute_at(out, y)
+    g.compute_with(f, y)
+    with pytest.raises(ScheduleError, match="stores a Func computed with another where it is computed"):
+        pw.Pipeline(out).compile()
+    # a level that is not a loop
+    with pytest.raises(ScheduleError, match=r"needs a loop of another stage, not LoopLevel.root\(\)"):
+        g.compute_with(pw.LoopLevel.root())
+    # a bad align
+    with pytest.raises(ScheduleError, match="must be a LoopAlignStrategy or a list"):
+        g.compute_with(f, y, "start")
+
+
+def test_loop_level_form_and_func_form_fuse_the_pure_stage():
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        f, g, out = m.Func("f"), m.Func("g"), m.Func("out")
+        f[x, y] = x + y
+        g[x, y] = x - y
+        out[x, y] = f[x, y] * g[x, y + 1]
+        f.compute_root()
+        g.compute_root()
+        return {"out": out, "f": f, "g": g}
+
+    def with_loop_level(funcs):
+        y = pw.Var("y")
+        funcs["g"].compute_with(pw.LoopLevel.at(funcs["f"], y), pw.LoopAlignStrategy.AlignStart)
+
+    check(build, [5, 4], (with_loop_level,))
+    funcs = build(pw)
+    with_loop_level(funcs)
+    assert len(re.findall(r"for \(f\.s0\.y,", _nest(funcs["out"]))) == 1
+    assert [m for m in dir(pw.LoopAlignStrategy) if not m.startswith("_") and m[0].isupper()] == sorted(
+        m for m in dir(hl.LoopAlignStrategy) if not m.startswith("_") and m[0].isupper()
+    )
+
+
+def test_an_isolated_func_drops_its_compute_with():
+    """A preview computes one Func on its own: the stage it was fused with is not there."""
+    from pixelweave.engine.isolate import isolate
+
+    f, g, x, y = _pair(pw)
+    g.split(y, pw.Var("yo"), pw.Var("yi"), 2)
+    f.split(y, pw.Var("yo"), pw.Var("yi"), 2)
+    g.compute_with(f, pw.Var("yo"))
+    isolated = isolate(g)
+    assert "for (g.s0.y.yo," in str(lower_loop_nest(isolated.pipeline)).replace(isolated.func.name(), "g")
+    np.testing.assert_array_equal(
+        np.asarray(isolated.pipeline.realize([5, 3])), np.fromfunction(lambda r, c: r * c, (3, 5), dtype=np.int32)
+    )
+
+
+def test_updates_fused_along_a_reduction_variable():
+    def build(m):
+        x = m.Var("x")
+        r = m.RDom([(0, 4), (0, 3)], "r")
+        f, g, out = m.Func("f"), m.Func("g"), m.Func("out")
+        f[x] = x
+        f[r.x] += r.y * 3
+        g[x] = 1
+        g[r.x + 1] = g[r.x] * 2 + r.y  # a scan: each point reads the one before
+        out[x] = f[x] + g[x] * 100
+        f.compute_root()
+        g.compute_root()
+        g.update(0).compute_with(f.update(0), r.y, m.LoopAlignStrategy.AlignStart)
+        return {"out": out}
+
+    check(build, [8])
+    nest = _nest(build(pw)["out"])
+    assert (
+        len(re.findall(r"for \(f\.s1\.r\$y,", nest)) == 1
+        and "for (g.s1.r$y, ((f.s1.r$y + g.s1.r$y.min) - f.s1.r$y.min), 1)" in nest
+    )
+
+
+def test_a_func_reading_one_of_the_pair_is_computed_after_the_fused_loops():
+    """out visits X (which reads g) before f: the pair is realized together, before X."""
+
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        g, xg, f, out = m.Func("g"), m.Func("X"), m.Func("f"), m.Func("out")
+        g[x, y] = x * 4 + y
+        xg[x, y] = g[x, y] + g[x + 1, y]
+        f[x, y] = x - y
+        out[x, y] = xg[x, y] * 10 + f[x, y + 1]
+        for h in (g, xg, f):
+            h.compute_root()
+        g.compute_with(f, y, m.LoopAlignStrategy.AlignEnd)
+        return {"out": out}
+
+    check(build, [6, 5])
+    nest = _nest(build(pw)["out"])
+    assert nest.index("produce g") < nest.index("produce X")
+
+
+def test_unrolled_fused_loops():
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        f, g, out = m.Func("f"), m.Func("g"), m.Func("out")
+        f[x, y] = x + y * 3
+        g[x, y] = x * 2 - y
+        out[x, y] = f[x, y] + g[x + 1, y] * 100
+        xo, xi = m.Var("xo"), m.Var("xi")
+        for h in (f, g):
+            h.compute_root().split(x, xo, xi, 4).unroll(xi)
+        g.compute_with(f, xi, [(xo, m.LoopAlignStrategy.AlignStart)])
+        return {"out": out}
+
+    check(build, [10, 3])
+    nest = _nest(build(pw)["out"])
+    assert len(re.findall(r"unrolled \(f\.s0\.x\.xi,", nest)) == 1 and "for (g.s0.x.xi, f.s0.x.xi, 1)" in nest
+
+
+def test_two_stages_of_one_func_fused_with_the_same_stage():
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        f, g, out = m.Func("f"), m.Func("g"), m.Func("out")
+        f[x, y] = x + y
+        g[x, y] = x * y
+        g[x, y] = g[x, y] * 3 + x
+        out[x, y] = f[x, y] + g[x, y + 1] * 10
+        f.compute_root()
+        g.compute_root()
+        g.compute_with(f, y)
+        g.update(0).compute_with(f, y)
+        return {"out": out}
+
+    check(build, [6, 5])
+    nest = _nest(build(pw)["out"])
+    fused = nest[nest.index("for (f.s0.y,") :]
+    assert fused.index("for (f.s0.x,") < fused.index("for (g.s0.y, f.s0.y, 1)") < fused.index("for (g.s1.y, f.s0.y, 1)")
+
+
+def test_two_stages_of_one_func_fused_with_the_same_stage_along_split_loops_are_refused():
+    """Split differently, iteration i of the fused loop would run rows 2i, 2i + 1 of g's
+    pure stage and rows 3i to 3i + 2 of its update, which reads rows not computed yet."""
+    f, g, x, y = _pair(pw)
+    g[x, y] = g[x, y] + 1
+    yo, yi = pw.Var("yo"), pw.Var("yi")
+    f.split(y, yo, yi, 2)
+    g.split(y, yo, yi, 2)
+    g.update(0).split(y, yo, yi, 3)
+    g.compute_with(f, yo)
+    g.update(0).compute_with(f, yo)
+    with pytest.raises(ScheduleError, match=r"g\.s0 and g\.s1 are both computed with f\.s0, and its fused loop y\.yo"):
+        pw.Pipeline([f, g]).compile()
+
+
+def test_specialized_and_memoized_stages_are_not_fused():
+    """A specialized stage has several loop nests and a memoized Func may skip its loops on
+    a cache hit: Pixelweave refuses to fuse either, with the reason."""
+
+    def build():
+        x, y = pw.Var("x"), pw.Var("y")
+        f, g, h = pw.Func("f"), pw.Func("g"), pw.Func("h")
+        f[x, y] = x + y
+        g[x, y] = x * y
+        h[x, y] = f[x, y] + g[x, y]
+        f.compute_root()
+        g.compute_root().compute_with(f, y)
+        return f, h
+
+    f, h = build()
+    f.specialize(pw.Param(pw.Bool(), "fast", True)).vectorize("x", 4)
+    with pytest.raises(pw.ScheduleError, match="has specializations"):
+        pw.Pipeline(h).realize([8, 8])
+    f, h = build()
+    f.memoize()
+    with pytest.raises(pw.ScheduleError, match="is memoized"):
+        pw.Pipeline(h).realize([8, 8])
