@@ -141,10 +141,15 @@ def _short(name: str) -> str:
     return name
 
 
-def _has_loops(s: IfThenElse) -> bool:
-    """Whether a branch holds loops (a specialization, not a guard around one point)."""
+def _is_specialization(s: IfThenElse) -> bool:
+    """Whether an `if` chooses between loop nests (a specialization): it holds loops and its
+    condition reads only run-time parameters (guards of tails and of fused loops read loop
+    variables and region bounds)."""
+    from pixelweave.engine.ir.visit import find_variables
     from pixelweave.engine.stmt_visit import walk_stmt
 
+    if any(v.kind != "param" for v in find_variables(s.condition)):
+        return False
     return any(isinstance(c, For) for c in walk_stmt(s))
 
 
@@ -156,7 +161,7 @@ def _branches(s: IfThenElse, depth: int, out: list[str]) -> None:
         out.append(f"{pad}{word} {fmt(s.condition)}:")
         _nest(s.then_case, depth + 1, out)
         rest = s.else_case
-        if isinstance(rest, IfThenElse) and _has_loops(rest):
+        if isinstance(rest, IfThenElse) and _is_specialization(rest):
             s, word = rest, "else if"
             continue
         if rest is not None:
@@ -193,7 +198,7 @@ def _nest(s: Stmt, depth: int, out: list[str]) -> None:
     elif isinstance(s, (Realize, Allocate)):
         out.append(f"{pad}store {s.name}:")
         _nest(s.body, depth + 1, out)
-    elif isinstance(s, IfThenElse) and _has_loops(s):
+    elif isinstance(s, IfThenElse) and _is_specialization(s):
         _branches(s, depth, out)
     elif isinstance(s, IfThenElse):
         _nest(s.then_case, depth, out)
