@@ -101,28 +101,10 @@ def _abs_type(t: Type) -> Type:
 
 
 # name -> (number of arguments, whether the argument types and the result type fit)
+MATH = ("sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "floor", "ceil",
+        "round", "trunc")  # fmt: skip
 INTRINSICS: dict[str, tuple[int, Callable[[list[Type], Type], bool]]] = {
-    **{
-        name: (1, lambda a, t: a[0].is_float() and t == a[0])
-        for name in (
-            "sqrt",
-            "exp",
-            "log",
-            "sin",
-            "cos",
-            "tan",
-            "asin",
-            "acos",
-            "atan",
-            "sinh",
-            "cosh",
-            "tanh",
-            "floor",
-            "ceil",
-            "round",
-            "trunc",
-        )
-    },  # fmt: skip
+    **{name: (1, lambda a, t: a[0].is_float() and t == a[0]) for name in MATH},
     "atan2": (2, lambda a, t: a[0].is_float() and _same(a) and t == a[0]),
     "pow": (2, lambda a, t: a[0].is_float() and _same(a) and t == a[0]),
     "is_nan": (1, lambda a, t: a[0].is_float() and t.is_bool()),

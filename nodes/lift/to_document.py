@@ -147,12 +147,36 @@ def _reads(f: pw.Func, extra: list[E.Expr] = ()) -> list[Any]:
     return found
 
 
+class _Ports:
+    """The input ports of one lifted_stage node, given out in reading order."""
+
+    def __init__(self, stage: pw.Func) -> None:
+        self.stage = stage
+        self.by_source: dict[str, str] = {}  # source node id -> port
+        self.described: dict[str, str] = {}  # port -> what it carries
+
+    def port(self, source_id: str, what: str) -> str:
+        if source_id not in self.by_source:
+            if len(self.by_source) == len(PORTS):
+                raise ValueError(
+                    f"stage `{self.stage.name()}` reads more than {len(PORTS)} buffers, stages and parameters, "
+                    "the inputs a lifted_stage node has"
+                )
+            self.by_source[source_id] = PORTS[len(self.by_source)]
+            self.described[self.by_source[source_id]] = what
+        return self.by_source[source_id]
+
+
 class _Assembler:
     """Builds the document from a lifted function's Funcs, inputs and parameters."""
 
     def __init__(self, name: str, description: str) -> None:
         self.doc = Document(name=name, description=description)
         self.result = LiftedDocument(self.doc, [], False)
+        self.sources: dict[int, tuple[str, tuple[int, ...] | None]] = {}  # id(Func) -> (node id, perm)
+        self.image_nodes: dict[str, str] = {}  # image -> its boundary node
+        self.param_nodes: dict[str, str] = {}
+        self.depth: dict[int, int] = {}
 
     def build(
         self,
@@ -165,12 +189,31 @@ class _Assembler:
         verification: str,
         function: str,
     ) -> None:
-        funcs = [f for _, f, _ in outputs]
-        graph = _Graph(funcs)
-        for name, f, ext in outputs:
+        graph = _Graph([f for _, f, _ in outputs])
+        for _, f, ext in outputs:
             extents_of[id(f)] = ext
-        doc = self.doc
-        # inputs: image_input -> boundary_condition (clamp: the lifted pipeline's repeat_edge)
+        self.graph, self.perms, self.image_perms, self.extents_of = graph, perms, image_perms, extents_of
+        self._inputs()
+        self._params(scalars)
+        for stage in graph.stages:
+            self.sources[id(stage)] = (self.doc.unique_id(stage.name()), perms.get(id(stage)))
+        stage_ids = []
+        for stage in graph.stages:
+            line, note = stage_info.get(id(stage), ("", ""))
+            fallback = _node_order(outputs[0][2], perms.get(id(outputs[0][1])))
+            stage_ids.append(self._stage(stage, {"verification": note or verification, "source": line}, fallback))
+        last = COLUMN * (2 + max(self.depth.values(), default=0))
+        for row, (name, f, _) in enumerate(outputs):
+            node_id = self.doc.unique_id(name)
+            self.doc.add_node("output", node_id, {"element": "same", "scale": False}, (last, row * ROW))
+            self.doc.connect(self.sources[id(f)][0], node_id, "image")
+            self.result.outputs[name] = node_id
+        if stage_ids:
+            self.doc.add_group(function, stage_ids)
+
+    def _inputs(self) -> None:
+        """An image_input and a clamp boundary_condition (the lifted repeat_edge) per image."""
+        graph, doc = self.graph, self.doc
         images: dict[str, ImageParam] = {}
         for image in graph.boundaries.values():
             images.setdefault(image.name(), image)
@@ -178,8 +221,6 @@ class _Assembler:
             for r in graph.reads[id(stage)]:
                 if isinstance(r, ImageParam):
                     images.setdefault(r.name(), r)
-        sources: dict[int, tuple[str, tuple[int, ...] | None]] = {}  # id(Func) -> (node id, perm)
-        image_nodes: dict[str, str] = {}
         for row, (name, image) in enumerate(sorted(images.items())):
             element = type_name(image.type())
             doc_element = INPUT_ELEMENTS.get(element, "f32")
@@ -188,28 +229,28 @@ class _Assembler:
                 if element == "f64":
                     how = "by value, exact for values an f32 holds"
                 self.result.notes.append(f"input `{name}` ({element}) is read from a {doc_element} image ({how})")
-            layout = "colour" if image.dimensions() == 3 else "gray"
             if image.dimensions() not in (2, 3):
                 raise ValueError(f"input `{name}` has {image.dimensions()} dimensions; images have 2 or 3")
+            layout = "colour" if image.dimensions() == 3 else "gray"
             node_id = doc.unique_id(name)
-            doc.add_node(
-                "image_input", node_id, {"element": doc_element, "layout": layout, "sample": ""}, (0, row * ROW)
-            )
+            params = {"element": doc_element, "layout": layout, "sample": ""}
+            doc.add_node("image_input", node_id, params, (0, row * ROW))
             edge = doc.unique_id(f"{node_id}_edge")
             doc.add_node("boundary_condition", edge, {"mode": "clamp"}, (COLUMN, row * ROW))
             doc.connect(node_id, edge, "image")
-            image_nodes[name] = edge
+            self.image_nodes[name] = edge
             self.result.inputs[name] = node_id
         for fid, image in graph.boundaries.items():
-            sources[fid] = (image_nodes[image.name()], image_perms.get(image.name()))
-        # parameters used by the stages or their sizes
+            self.sources[fid] = (self.image_nodes[image.name()], self.image_perms.get(image.name()))
+
+    def _params(self, scalars: dict[str, Scalar]) -> None:
+        """A scalar_parameter per parameter the stages or their sizes use."""
         used: list[str] = []
-        for stage in graph.stages:
-            for r in _reads(stage, extents_of.get(id(stage), [])):
+        for stage in self.graph.stages:
+            for r in _reads(stage, self.extents_of.get(id(stage), [])):
                 if isinstance(r, E.Variable) and str(r.name) not in used:
                     used.append(str(r.name))
-        param_nodes: dict[str, str] = {}
-        base = len(images) * ROW
+        base = len(self.image_nodes) * ROW
         for row, name in enumerate(used):
             if name not in scalars:
                 raise ValueError(f"the stages read `{name}`, which is not a parameter of the function")
@@ -218,92 +259,56 @@ class _Assembler:
             if element != s.type:
                 how = "by value" if s.type[0] == "f" else "converted by value: keep it in the type's range"
                 self.result.notes.append(f"parameter `{name}` ({s.type}) is an {element} scalar parameter ({how})")
-            node_id = doc.unique_id(name)
+            node_id = self.doc.unique_id(name)
             cast = float if element == "f32" else int
-            doc.add_node(
-                "scalar_parameter",
-                node_id,
-                {"value": cast(s.value), "minimum": cast(s.minimum), "maximum": cast(s.maximum), "element": element},
-                (0, base + row * ROW),
-            )
-            param_nodes[name] = node_id
+            values = {"value": cast(s.value), "minimum": cast(s.minimum), "maximum": cast(s.maximum)}
+            self.doc.add_node("scalar_parameter", node_id, {**values, "element": element}, (0, base + row * ROW))
+            self.param_nodes[name] = node_id
             self.result.params[name] = node_id
-        # stages
-        depth: dict[int, int] = {}
-        stage_ids: list[str] = []
-        for stage in graph.stages:
-            node_id = doc.unique_id(stage.name())
-            sources[id(stage)] = (node_id, perms.get(id(stage)))
-        for stage in graph.stages:
-            node_id = sources[id(stage)][0]
-            reads = [r for r in _reads(stage, extents_of.get(id(stage), [])) if r is not stage]
-            ports: dict[str, str] = {}  # source node id -> port
-            port_of_func: dict[int, Source] = {}
-            port_of_param: dict[str, Source] = {}
-            port_of_image: dict[str, Source] = {}
-            described: dict[str, str] = {}
 
-            def port_for(source_id: str, what: str) -> str:
-                if source_id not in ports:
-                    if len(ports) == len(PORTS):
-                        raise ValueError(
-                            f"stage `{stage.name()}` reads more than {len(PORTS)} buffers, stages and parameters, "
-                            f"the inputs a lifted_stage node has"
-                        )
-                    ports[source_id] = PORTS[len(ports)]
-                    described[ports[source_id]] = what
-                return ports[source_id]
-
-            for r in reads:
-                if isinstance(r, pw.Func):
-                    src, perm = sources[id(r)]
-                    port_of_func[id(r)] = Source(port_for(src, _describe_func(r, graph)), perm)
-                elif isinstance(r, ImageParam):
-                    port_of_image[r.name()] = Source(
-                        port_for(image_nodes[r.name()], r.name()), image_perms.get(r.name())
-                    )
-                else:
-                    port_of_param[str(r.name)] = Source(port_for(param_nodes[str(r.name)], str(r.name)))
-            for image in graph.boundaries.values():
-                src = image_nodes[image.name()]
-                if src in ports:
-                    port_of_image[image.name()] = Source(ports[src], image_perms.get(image.name()))
-            if id(stage) in perms:
-                port_of_func[id(stage)] = Source("", perms[id(stage)])
-            layout = LAYOUTS.get(stage.dimensions())
-            if layout is None:
-                raise ValueError(f"stage `{stage.name()}` has {stage.dimensions()} dimensions; a node value has 0 to 3")
-            if type_name(stage.type()) in ("u64", "i64"):
-                raise ValueError(
-                    f"stage `{stage.name()}` is {type_name(stage.type())}; node values are at most 32-bit integers"
-                )
-            extents = _node_order(extents_of.get(id(stage)), perms.get(id(stage)))
-            if extents is None and len(outputs[0][2]) == stage.dimensions():
-                extents = _node_order(outputs[0][2], perms.get(id(outputs[0][1])))  # a table: the output's size
-            if extents is None:
-                raise ValueError(f"the size of stage `{stage.name()}` is not known")
-            definition = encode_stage(stage, layout, extents, port_of_func, port_of_param, port_of_image, described)
-            line, note = stage_info.get(id(stage), ("", ""))
-            d = 1 + max([depth.get(id(r), 0) for r in reads if isinstance(r, pw.Func)] + [0])
-            depth[id(stage)] = d
-            doc.add_node(
-                "lifted_stage",
-                node_id,
-                {"definition": definition, "verification": note or verification, "source": line},
-                (COLUMN * (1 + d), len([i for i in depth.values() if i == d]) * ROW - ROW),
+    def _stage(self, stage: pw.Func, texts: dict[str, str], fallback: list[E.Expr] | None) -> str:
+        """The lifted_stage node of one stage, connected to what it reads; its id."""
+        node_id = self.sources[id(stage)][0]
+        reads = [r for r in _reads(stage, self.extents_of.get(id(stage), [])) if r is not stage]
+        ports = _Ports(stage)
+        funcs: dict[int, Source] = {}
+        params: dict[str, Source] = {}
+        images: dict[str, Source] = {}
+        for r in reads:
+            if isinstance(r, pw.Func):
+                src, perm = self.sources[id(r)]
+                funcs[id(r)] = Source(ports.port(src, _describe_func(r, self.graph)), perm)
+            elif isinstance(r, ImageParam):
+                port = ports.port(self.image_nodes[r.name()], r.name())
+                images[r.name()] = Source(port, self.image_perms.get(r.name()))
+            else:
+                params[str(r.name)] = Source(ports.port(self.param_nodes[str(r.name)], str(r.name)))
+        for image in self.graph.boundaries.values():
+            src = self.image_nodes[image.name()]
+            if src in ports.by_source:
+                images[image.name()] = Source(ports.by_source[src], self.image_perms.get(image.name()))
+        if id(stage) in self.perms:
+            funcs[id(stage)] = Source("", self.perms[id(stage)])
+        layout = LAYOUTS.get(stage.dimensions())
+        if layout is None:
+            raise ValueError(f"stage `{stage.name()}` has {stage.dimensions()} dimensions; a node value has 0 to 3")
+        if type_name(stage.type()) in ("u64", "i64"):
+            raise ValueError(
+                f"stage `{stage.name()}` is {type_name(stage.type())}; node values are at most 32-bit integers"
             )
-            for src, port in ports.items():
-                doc.connect(src, node_id, port)
-            stage_ids.append(node_id)
-        # outputs
-        last = COLUMN * (2 + max(depth.values(), default=0))
-        for row, (name, f, _) in enumerate(outputs):
-            node_id = doc.unique_id(name)
-            doc.add_node("output", node_id, {"element": "same", "scale": False}, (last, row * ROW))
-            doc.connect(sources[id(f)][0], node_id, "image")
-            self.result.outputs[name] = node_id
-        if stage_ids:
-            doc.add_group(function, stage_ids)
+        extents = _node_order(self.extents_of.get(id(stage)), self.perms.get(id(stage)))
+        if extents is None and fallback is not None and len(fallback) == stage.dimensions():
+            extents = fallback  # a lookup table: the output's size
+        if extents is None:
+            raise ValueError(f"the size of stage `{stage.name()}` is not known")
+        definition = encode_stage(stage, layout, extents, funcs, params, images, ports.described)
+        d = 1 + max([self.depth.get(id(r), 0) for r in reads if isinstance(r, pw.Func)] + [0])
+        self.depth[id(stage)] = d
+        row = sum(1 for i in self.depth.values() if i == d) - 1
+        self.doc.add_node("lifted_stage", node_id, {"definition": definition, **texts}, (COLUMN * (1 + d), row * ROW))
+        for src, port in ports.by_source.items():
+            self.doc.connect(src, node_id, port)
+        return node_id
 
 
 def _describe_func(f: pw.Func, graph: _Graph) -> str:
@@ -369,6 +374,8 @@ def c_document(report: Any) -> LiftedDocument:
                 trips = [loop_trip(engine, d) for d in v.dims]
                 extents_of[id(f)] = size + trips
         stage_info[id(f)] = (f"{file}:{line}" if line else file, "")
+    if engine.result is not None:
+        stage_info[id(engine.result)] = (file, "")  # the returned value
     asm.build(outputs, extents_of, {}, {}, _c_scalars(lifted), stage_info, verification, lifted.function)
     result = asm.result
     result.verified = report.verified
