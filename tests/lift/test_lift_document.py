@@ -211,3 +211,19 @@ def test_cli_writes_a_document_of_a_prototype(tmp_path, capsys):
 def test_functions_in_lists_what_can_be_imported():
     assert "threshold" in functions_in(CORPUS / "point.c") and "float_gain" in functions_in(CORPUS / "point.c")
     assert functions_in(HERE / "prototypes.py") == ["composite", "mandelbrot", "blur", "harris"]
+
+
+def test_a_lifted_stage_added_by_hand_copies_its_input_and_keeps_its_default():
+    from pixelweave.nodes.catalogue.lifted import IDENTITY
+
+    doc = Document("By hand")
+    doc.add_node("image_input", "photo", {"element": "u8", "layout": "gray"}, (0, 0))
+    doc.add_node("lifted_stage", "stage", position=(200, 0))
+    doc.add_node("output", "result", {"element": "same", "scale": False}, (400, 0))
+    doc.connect("photo", "stage", "a")
+    doc.connect("stage", "result", "image")
+    doc.node("stage").params["definition"]["reads"]["a"] = "a photograph"
+    assert IDENTITY["reads"]["a"] == "the input"  # the default is not shared with the node
+    image = np.arange(35, dtype=np.uint8).reshape(5, 7)
+    out = build_document(_reloaded(doc)).run({"photo": image})["result"]
+    assert np.array_equal(out, image)
