@@ -71,5 +71,8 @@ class LiftedStage(NodeType):
         pure_vars = {"gray": (ctx.x, ctx.y), "colour": (ctx.x, ctx.y, ctx.c), "array": (ctx.i,), "scalar": ()}[layout]
         inputs = StageInputs({k: v for k, v in ports.items() if v is not None}, pure_vars, ctx.error)
         out = ctx.func("out")
-        layout, extents = build_stage(definition, out, inputs)
+        try:
+            layout, extents = build_stage(definition, out, inputs)
+        except (ValueError, TypeError, AssertionError, IndexError) as e:
+            raise ctx.error(f"the definition cannot be built: {e}") from None
         return Value(out, layout, tuple(extents))

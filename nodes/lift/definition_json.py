@@ -477,6 +477,8 @@ def check_definition(data: Any, ports: tuple[str, ...]) -> None:
         for r in (b for pair in rdom for b in pair):
             if _root(f"the RDom of {where}", r, types) != pw.Int(32):
                 raise ParameterError(f"parameter `definition`: the RDom bounds of {where} must be int32")
+        if u.get("where") is not None and not rdom:
+            raise ParameterError(f"parameter `definition`: {where} has a `where` but no RDom to restrict")
         if u.get("where") is not None and not _root(f"{where}'s `where`", u["where"], types).is_bool():
             raise ParameterError(f"parameter `definition`: the `where` of {where} must be a bool")
         if not isinstance(u["args"], list) or len(u["args"]) != dims:

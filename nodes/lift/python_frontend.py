@@ -67,6 +67,7 @@ class PythonLift:
     approximate: bool
     stages: dict[str, pw.Func] = field(default_factory=dict)  # arrays the prototype fills, by name
     extents: dict[str, tuple] = field(default_factory=dict)  # their extents (engine order), as Exprs
+    file: str = ""
 
     @property
     def pipeline(self) -> pw.Pipeline:
@@ -152,7 +153,7 @@ class _Lifter:
         stages = {a.name: a.func for a in made}
         extents = {a.name: tuple(pw.cast(pw.Int(32), v.expr) for v in reversed(a.shape)) for a in made}
         return PythonLift(
-            self.node.name, out, shape, self.result.dtype, self.inputs, values, self.approx, stages, extents
+            self.node.name, out, shape, self.result.dtype, self.inputs, values, self.approx, stages, extents, self.file
         )
 
     def _concrete(self, v: Val) -> int:

@@ -351,7 +351,7 @@ def c_document(report: Any) -> LiftedDocument:
     lifted, engine = lift.lifted, lift.engine
     lines = report.lines()
     verification = "; ".join(lines[1 + len(report.stages) :])
-    asm = _Assembler(lifted.function, _description(lifted.file, lifted.function, lines))
+    asm = _Assembler(lifted.function, _description(lifted.file, lifted.function, verification))
     outputs = [(name, f, list(written_extents(engine, name))) for name, f in engine.outputs.items()]
     if engine.result is not None:
         outputs.append(("result", engine.result, []))
@@ -386,8 +386,9 @@ def c_document(report: Any) -> LiftedDocument:
     return result
 
 
-def _description(file: str, function: str, lines: list[str]) -> str:
-    return f"`{function}` lifted from {Path(file).name} by `pixelweave lift`.\n" + "\n".join(lines)
+def _description(file: str, function: str, verification: str) -> str:
+    """What the document is and how it was verified (its stages' definitions are on the nodes)."""
+    return f"`{function}` lifted from {Path(file).name} by `pixelweave lift`.\n" + verification.replace("; ", "\n")
 
 
 def _check_sizes(result: LiftedDocument, lift: Any) -> None:
@@ -481,7 +482,7 @@ def python_document(report: Any) -> LiftedDocument:
     lift = report.lift
     lines = report.lines()
     verification = "; ".join(lines[2:])
-    asm = _Assembler(lift.function, _description(getattr(lift, "file", "") or "prototype.py", lift.function, lines))
+    asm = _Assembler(lift.function, _description(lift.file or "prototype.py", lift.function, verification))
     extents_of: dict[int, list[E.Expr]] = {}
     perms: dict[int, tuple[int, ...]] = {}
     for name, f in lift.stages.items():
