@@ -773,6 +773,7 @@ class StringEditor(ParameterEditor):
 
     def _show(self, value: Any) -> None:
         self.line.setText(value)
+        self.line.setCursorPosition(0)  # a long value (a lifted stage's verification) from its start
 
     def flush(self) -> None:
         self._finished()

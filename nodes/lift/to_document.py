@@ -33,6 +33,7 @@ PORTS = ("a", "b", "c", "d", "e", "f", "g", "h")
 LAYOUTS = {0: "scalar", 1: "array", 2: "gray", 3: "colour"}
 INPUT_ELEMENTS = {"u8": "u8", "u16": "u16", "f32": "f32", "i8": "u8", "i16": "u16"}
 PLANAR = (1, 2, 0)  # a Python (h, w, 3) array is f[c, x, y]; a colour value is f[x, y, c]
+SAMPLES = {"gray": "camera.png", "colour": "astronaut.png"}
 COLUMN = 240
 ROW = 130
 
@@ -233,7 +234,8 @@ class _Assembler:
                 raise ValueError(f"input `{name}` has {image.dimensions()} dimensions; images have 2 or 3")
             layout = "colour" if image.dimensions() == 3 else "gray"
             node_id = doc.unique_id(name)
-            params = {"element": doc_element, "layout": layout, "sample": ""}
+            # a bundled image, so that the editor previews at once (run and batch take any image)
+            params = {"element": doc_element, "layout": layout, "sample": SAMPLES[layout]}
             doc.add_node("image_input", node_id, params, (0, row * ROW))
             edge = doc.unique_id(f"{node_id}_edge")
             doc.add_node("boundary_condition", edge, {"mode": "clamp"}, (COLUMN, row * ROW))
@@ -336,7 +338,7 @@ def _c_scalars(lifted: Any) -> dict[str, Scalar]:
         elif not S.is_int(s.type):
             out[name] = Scalar(name, s.type, 0.5, 0.0, 1.0)
         elif s.role == "extent":
-            out[name] = Scalar(name, s.type, 16, 0, 4096)
+            out[name] = Scalar(name, s.type, 256, 0, 4096)
         else:
             lo, hi = S.type_range(s.type) or (0, 255)
             out[name] = Scalar(name, s.type, max(lo, 0), max(lo, 0), min(hi, 255))
