@@ -699,6 +699,7 @@ def cmd_lift(args: argparse.Namespace) -> int:
         try:
             lifted = python_document(report) if prototype else c_document(report)
         except ValueError as e:
+            print("\n".join(report.lines()))
             raise Failure(f"cannot write `{args.function}` as a pipeline document: {e}") from e
     for line in lifted.lines if lifted is not None else report.lines():
         print(line)

@@ -352,8 +352,9 @@ def c_document(report: Any) -> LiftedDocument:
     lift = report.lift
     lifted, engine = lift.lifted, lift.engine
     lines = report.lines()
-    verification = "; ".join(lines[1 + len(report.stages) :])
-    asm = _Assembler(lifted.function, _description(lifted.file, lifted.function, verification))
+    checks = lines[1 + len(report.stages) :]
+    verification = "; ".join(checks)
+    asm = _Assembler(lifted.function, _description(lifted.file, lifted.function, checks))
     outputs = [(name, f, list(written_extents(engine, name))) for name, f in engine.outputs.items()]
     if engine.result is not None:
         outputs.append(("result", engine.result, []))
@@ -388,9 +389,9 @@ def c_document(report: Any) -> LiftedDocument:
     return result
 
 
-def _description(file: str, function: str, verification: str) -> str:
+def _description(file: str, function: str, checks: list[str]) -> str:
     """What the document is and how it was verified (its stages' definitions are on the nodes)."""
-    return f"`{function}` lifted from {Path(file).name} by `pixelweave lift`.\n" + verification.replace("; ", "\n")
+    return "\n".join([f"`{function}` lifted from {Path(file).name} by `pixelweave lift`.", *checks])
 
 
 def _check_sizes(result: LiftedDocument, lift: Any) -> None:
@@ -483,8 +484,9 @@ def python_document(report: Any) -> LiftedDocument:
     approximation when the prototype uses float64)."""
     lift = report.lift
     lines = report.lines()
-    verification = "; ".join(lines[2:])
-    asm = _Assembler(lift.function, _description(lift.file or "prototype.py", lift.function, verification))
+    checks = lines[2:]
+    verification = "; ".join(checks)
+    asm = _Assembler(lift.function, _description(lift.file or "prototype.py", lift.function, checks))
     extents_of: dict[int, list[E.Expr]] = {}
     perms: dict[int, tuple[int, ...]] = {}
     for name, f in lift.stages.items():

@@ -227,3 +227,24 @@ def test_a_lifted_stage_added_by_hand_copies_its_input_and_keeps_its_default():
     image = np.arange(35, dtype=np.uint8).reshape(5, 7)
     out = build_document(_reloaded(doc)).run({"photo": image})["result"]
     assert np.array_equal(out, image)
+
+
+NINE_INPUTS = """#include <stdint.h>
+void sum9(const uint8_t *a, const uint8_t *b, const uint8_t *c, const uint8_t *d, const uint8_t *e,
+          const uint8_t *f, const uint8_t *g, const uint8_t *h, const uint8_t *k, uint8_t *out, int n) {
+    for (int i = 0; i < n; i++) {
+        out[i] = (uint8_t)(a[i] + b[i] + c[i] + d[i] + e[i] + f[i] + g[i] + h[i] + k[i]);
+    }
+}
+"""
+
+
+def test_a_stage_reading_more_than_a_node_takes_is_refused_clearly(tmp_path, capsys):
+    source = tmp_path / "nine.c"
+    source.write_text(NINE_INPUTS)
+    out = tmp_path / "nine.json"
+    assert main(["lift", str(source), "--function", "sum9", "--trials", "1", "-o", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "differential: held" in captured.out
+    assert "cannot write `sum9` as a pipeline document: stage `out_v1` reads more than 8" in captured.err
+    assert not out.exists()
