@@ -62,6 +62,12 @@ class LiftedDocument:
     outputs: dict[str, str] = field(default_factory=dict)  # buffer ("result": returned value) -> output id
     notes: list[str] = field(default_factory=list)  # conversions the document makes
 
+    def pipeline(self) -> pw.Pipeline:
+        """The document built, as one engine Pipeline over its outputs."""
+        from pixelweave.nodes.pipeline_build import build_document
+
+        return build_document(self.document, check_lowering=False).pipeline()
+
 
 class _Graph:
     """The Funcs a lifted function's outputs need: the boundary Func of each input image,

@@ -101,6 +101,7 @@ def test_python_prototype_document_computes_what_the_lifted_pipeline_computes(na
         out = np.moveaxis(out, 0, -1)
     assert out.dtype == expected.dtype and np.array_equal(out, expected)
     assert any("float64 is computed as float32" in n for n in lifted.notes)
+    assert len(lifted.pipeline().outputs) == 1
     stage = doc.nodes_of_type("lifted_stage")[0]
     assert "checked against CPython" in stage.params["verification"]
 
