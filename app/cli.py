@@ -222,14 +222,17 @@ def make_parser() -> argparse.ArgumentParser:
         description="Lift a C function (loops over pointer rows, see docs/lifting.md) into engine stages, then "
         "verify it: always by differential testing (the original compiled with cc -O2 against the lifted "
         "pipeline, on random sizes, strides and values, bit-exact), and for straight-line integer kernels by a "
-        "z3 bit-vector proof. Prints the stages and what was verified and how; -o writes the same as JSON. "
+        "z3 bit-vector proof. Prints the stages and what was verified and how; -o writes the lifted function as "
+        "a pipeline document (one lifted_stage node per stage, the verification on each) that `pixelweave run` "
+        "and the editor open; --report writes the stages and verification as JSON. "
         "A Python prototype (.py, explicit loops over NumPy arrays) is lifted with the types of the example "
         "arguments its examples() function returns, and checked against CPython on them. "
         "The exit status is 1 when the function cannot be lifted or a verification fails.",
     )
     lift.add_argument("file", metavar="FILE", help="the C file (.c) or Python prototype (.py)")
     lift.add_argument("--function", required=True, metavar="NAME", help="the function to lift")
-    lift.add_argument("-o", "--output", metavar="OUT.json", help="write the lifted stages and verification as JSON")
+    lift.add_argument("-o", "--output", metavar="DOC.json", help="write the lifted function as a pipeline document")
+    lift.add_argument("--report", metavar="OUT.json", help="write the lifted stages and verification as JSON")
     lift.add_argument("--trials", type=_positive, default=8, metavar="N", help="random cases to compare (default 8)")
     lift.add_argument("--approximate", action="store_true", help="for a Python prototype: compute float64 as float32")
     lift.set_defaults(handler=cmd_lift)
@@ -677,21 +680,35 @@ def _batch_input(given: dict[str, str]) -> tuple[str, str]:
 def cmd_lift(args: argparse.Namespace) -> int:
     from pixelweave.nodes.lift.errors import LiftError
     from pixelweave.nodes.lift.report import lift_report, python_report, save_report
+    from pixelweave.nodes.lift.to_document import c_document, python_document
 
     if not args.file.endswith((".c", ".py")):
         raise UsageError(f"lift takes a C file (.c) or a Python prototype (.py), got {args.file}")
+    prototype = args.file.endswith(".py")
     try:
-        if args.file.endswith(".py"):
-            report = python_report(args.file, args.function, approximate=args.approximate)
+        if prototype:
+            # a document's inputs and parameters are at most f32: it computes float64 as float32
+            approximate = args.approximate or bool(args.output)
+            report = python_report(args.file, args.function, approximate=approximate)
         else:
             report = lift_report(args.file, args.function, trials=args.trials)
     except LiftError as e:
         raise Failure(str(e)) from e
-    for line in report.lines():
-        print(line)
+    lifted = None
     if args.output:
-        save_report(report, args.output)
-        print(f"wrote {args.output}")
+        try:
+            lifted = python_document(report) if prototype else c_document(report)
+        except ValueError as e:
+            print("\n".join(report.lines()))
+            raise Failure(f"cannot write `{args.function}` as a pipeline document: {e}") from e
+    for line in lifted.lines if lifted is not None else report.lines():
+        print(line)
+    if lifted is not None:
+        lifted.document.save(args.output)
+        print(f"wrote {args.output}: a pipeline document with {len(lifted.document.nodes)} nodes")
+    if args.report:
+        save_report(report, args.report)
+        print(f"wrote {args.report}")
     return 0 if report.verified else 1
 
 

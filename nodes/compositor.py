@@ -196,8 +196,11 @@ class Compositor:
         size = [evaluate_extent(e, env) for e in value.extents]
         if any(s <= 0 for s in size):
             raise NodeError(f"the output would be empty (size {size})", node_id)
-        scalars: dict[str, Any] = {name: p.get() for name, p in graph.scalar_params.items()}
         pipeline = pw.Pipeline([value.func])
+        # only the Params this node's pipeline reads: a run-time parameter that changes nothing
+        # here (a clamp boundary's constant, a node elsewhere) is not one of its inputs
+        reads = {p.name for p in pipeline.params}
+        scalars: dict[str, Any] = {name: p.get() for name, p in graph.scalar_params.items() if name in reads}
         self._node_outputs.update(v.func for node in graph.nodes.values() for v in node.outputs.values())
         regions = required_regions(pipeline, [[(0, n) for n in size]], {**images, **scalars})
         for name, array in images.items():  # what the image-size variables are

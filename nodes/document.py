@@ -99,8 +99,12 @@ def _sorted(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, tuple):
+    """A parameter value as fresh JSON data: a default (a `data` parameter's nested lists and
+    objects included) is copied, so that editing a node's value never changes the default."""
+    if isinstance(value, (tuple, list)):
         return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
     return value
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from pixelweave.nodes.errors import ParameterError
 
 RUNTIME_KINDS = ("int", "float", "colour", "matrix", "curve")
-KINDS = ("int", "float", "bool", "choice", "colour", "matrix", "curve", "expression", "string")
+KINDS = ("int", "float", "bool", "choice", "colour", "matrix", "curve", "expression", "string", "data")
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,9 @@ class Parameter:
     kind: int, float, bool, choice (one of `choices`), colour (list of 3 floats in
     [0, 1]), matrix (rows of floats: a convolution kernel), curve (points [x, y] with
     increasing x in [0, 1]: a lookup curve), expression (text parsed by the custom
-    expression parser), string.
+    expression parser), string, data (plain JSON data: objects, lists, strings, numbers,
+    booleans and null, checked further by the node type's check_values; a lifted stage's
+    definition).
     """
 
     name: str
@@ -151,6 +153,36 @@ class Parameter:
         if not isinstance(value, str):
             raise self._fail(f"needs a string, got {value!r}")
         return value
+
+    def _check_data(self, value: Any) -> Any:
+        problem = _json_problem(value, 0)
+        if problem is not None:
+            raise self._fail(f"needs plain JSON data: {problem}")
+        return value
+
+
+DATA_DEPTH_LIMIT = 64
+
+
+def _json_problem(value: Any, depth: int) -> str | None:
+    """Why value is not plain JSON data (or nests deeper than DATA_DEPTH_LIMIT), or None."""
+    if depth > DATA_DEPTH_LIMIT:
+        return f"it nests deeper than {DATA_DEPTH_LIMIT} levels"
+    if value is None or isinstance(value, (str, bool, int)):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{value!r} is not a finite number"
+    if isinstance(value, (list, tuple)):
+        return next((p for v in value if (p := _json_problem(v, depth + 1)) is not None), None)
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                return f"key {k!r} is not a string"
+            p = _json_problem(v, depth + 1)
+            if p is not None:
+                return p
+        return None
+    return f"{type(value).__name__} is not JSON"
 
 
 def _num(v: float) -> str:

@@ -198,6 +198,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(file, "&Export…", self.export_dialog, "Ctrl+E")
         file.addSeparator()
         self._action(file, "Load &Generator Nodes…", self.load_generator_nodes_dialog)
+        self._action(file, "&Import Function…", self.import_function_dialog)
         file.addSeparator()
         self._action(file, "&Quit", self.close, keys.Quit)
 
@@ -774,6 +775,58 @@ class MainWindow(QtWidgets.QMainWindow):
         names = ", ".join(t.title for t in types)
         self.report("info", f"loaded generator nodes from {path}: {names}")
         return True
+
+    def import_function_dialog(self) -> None:
+        """Asks for a C file or Python prototype and one of its functions, then imports it."""
+        from pixelweave.nodes.lift.to_document import functions_in
+
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self,
+            "Import a function",
+            str(self._last_folder()),
+            "C files and Python prototypes (*.c *.py);;All files (*)",
+        )
+        if not path:
+            return
+        try:
+            names = functions_in(path)
+        except (OSError, SyntaxError, UnicodeError) as e:
+            self.report("error", f"cannot read {path}: {e}")
+            return
+        if not names:
+            self.report("error", f"cannot import from {path}: it defines no function to lift")
+            return
+        name, ok = QtWidgets.QInputDialog.getItem(
+            self, "Import a function", f"Function of {Path(path).name}:", names, 0, False
+        )
+        if ok and name:
+            self.import_function(path, name)
+
+    def import_function(self, path: str | Path, function: str) -> Any:
+        """Lifts and verifies a function of a C file or Python prototype in the background (see
+        docs/lifting.md), then opens its pipeline document, unsaved, with the verification on
+        its stages; what was verified and how goes to the log, and a function that cannot be
+        lifted is reported there with its file, line and construct. The job's CancelToken."""
+        from pixelweave.nodes.lift.to_document import lift_document
+
+        self.report("info", f"lifting `{function}` from {path}…")
+
+        def work(token: Any, progress: Any) -> Any:
+            return lift_document(path, function)
+
+        def done(result: Any) -> None:
+            for line in result.lines:
+                self.log.add("info" if result.verified else "warning", line)
+            if not self._confirm_discard():
+                return
+            self.load(result.document, dirty=True)
+            state = "verified" if result.verified else "NOT verified"
+            self.report("info" if result.verified else "warning", f"imported `{function}` from {path} ({state})")
+
+        def failed(error: BaseException, trace: str) -> None:
+            self.report("error", f"cannot import `{function}`: {error}")
+
+        return self.jobs.submit("lift", work, done=done, failed=failed)
 
     def open_path(self, path: str | Path) -> bool:
         """Opens a document file; a broken one is reported in the log and left closed."""

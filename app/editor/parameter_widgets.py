@@ -773,6 +773,7 @@ class StringEditor(ParameterEditor):
 
     def _show(self, value: Any) -> None:
         self.line.setText(value)
+        self.line.setCursorPosition(0)  # a long value (a lifted stage's verification) from its start
 
     def flush(self) -> None:
         self._finished()
@@ -814,6 +815,48 @@ class StringEditor(ParameterEditor):
             self._show(self._value)
 
 
+# --------------------------------------------------------------------------- data
+
+
+def data_summary(value: Any) -> str:
+    """A few lines saying what plain JSON data holds; for a lifted stage's definition, its
+    type, layout, what each input carries and how many operations it has."""
+    import json
+
+    if isinstance(value, dict) and {"type", "layout", "pure"} <= set(value):
+        reads = value.get("reads") or {}
+        lines = [f"{value.get('layout')} {value.get('type')}"]
+        lines += [f"{port}: {what}" for port, what in reads.items()]
+        pure = value.get("pure") or {}
+        count = len(pure.get("exprs") or []) if isinstance(pure, dict) else 0
+        updates = value.get("updates") or []
+        count += sum(len(u.get("exprs") or []) for u in updates if isinstance(u, dict))
+        more = f", {len(updates)} update(s) over an RDom" if updates else ""
+        lines.append(f"{count} operations{more}")
+        return "\n".join(lines)
+    text = json.dumps(value)
+    return text if len(text) <= 400 else text[:400] + "…"
+
+
+class DataEditor(ParameterEditor):
+    """data: plain JSON data written by a tool (a lifted stage's definition), shown as a
+    read-only summary: it is edited in the document's text, where it is checked on loading."""
+
+    def __init__(self, param: Parameter, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(param, parent)
+        self.field = QtWidgets.QPlainTextEdit()
+        self.field.setReadOnly(True)
+        self.field.setToolTip(self.toolTip())
+        font = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
+        self.field.setFont(font)
+        self.field.setFixedHeight(QtGui.QFontMetrics(font).lineSpacing() * 6 + 12)
+        self._add(self.field)
+        self._show(self._value)
+
+    def _show(self, value: Any) -> None:
+        self.field.setPlainText(data_summary(value))
+
+
 _EDITORS: dict[str, type[ParameterEditor]] = {
     "int": NumberEditor,
     "float": NumberEditor,
@@ -824,6 +867,7 @@ _EDITORS: dict[str, type[ParameterEditor]] = {
     "curve": CurveEditor,
     "expression": ExpressionEditor,
     "string": StringEditor,
+    "data": DataEditor,
 }
 
 

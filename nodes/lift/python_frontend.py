@@ -66,6 +66,8 @@ class PythonLift:
     param_values: dict[str, Any]
     approximate: bool
     stages: dict[str, pw.Func] = field(default_factory=dict)  # arrays the prototype fills, by name
+    extents: dict[str, tuple] = field(default_factory=dict)  # their extents (engine order), as Exprs
+    file: str = ""
 
     @property
     def pipeline(self) -> pw.Pipeline:
@@ -147,8 +149,12 @@ class _Lifter:
         out = self.finish(self.result)
         shape = tuple(int(np.asarray(self._concrete(v))) for v in self.result.shape)
         values = dict(zip(params, self.args, strict=True))
-        stages = {a.name: a.func for a in self.arrays.values() if a.source is None and a.func is not None}
-        return PythonLift(self.node.name, out, shape, self.result.dtype, self.inputs, values, self.approx, stages)
+        made = [a for a in self.arrays.values() if a.source is None and a.func is not None]
+        stages = {a.name: a.func for a in made}
+        extents = {a.name: tuple(pw.cast(pw.Int(32), v.expr) for v in reversed(a.shape)) for a in made}
+        return PythonLift(
+            self.node.name, out, shape, self.result.dtype, self.inputs, values, self.approx, stages, extents, self.file
+        )
 
     def _concrete(self, v: Val) -> int:
         """A shape value for the example arguments (shapes of inputs, sizes from parameters)."""

@@ -161,6 +161,7 @@ class PythonReport:
     definition: str
     check: Any
     approximate: bool
+    lift: Any = None  # the PythonLift
 
     @property
     def verified(self) -> bool:
@@ -227,4 +228,5 @@ def python_report(path: str | Path, function: str, approximate: bool = False) ->
     lifted = lift_python(fn, args, approximate=approximate, file=str(path))
     seconds = time.perf_counter() - start
     check = check_python(lifted, fn, args)
-    return PythonReport(function, seconds, _stage(lifted.output, None, "output")["definition"], check, approximate)
+    definition = _stage(lifted.output, None, "output")["definition"]
+    return PythonReport(function, seconds, definition, check, approximate, lifted)

@@ -379,3 +379,67 @@ def build(lifted: Lifted) -> LiftedPipeline:
     funcs = dict(b.funcs)
     funcs.update(b.acc_funcs)
     return LiftedPipeline(lifted, outputs, result, b.images, b.params, funcs)
+
+
+def written_extents(engine: LiftedPipeline, buffer: str) -> tuple[Any, Any]:
+    """(columns, rows) the function writes in a buffer, from 0, as engine expressions of its
+    Params: each store's address with every loop counter at its last iteration (outer loops
+    first, so an inner trip count sees them there; a counter with a negative coefficient at
+    0), the largest over the stores, plus one. What regions.written_extent computes for given
+    values, kept symbolic for a document whose sizes follow its parameters (an address read
+    from data counts at its type's largest value). ValueError when the buffer is not written."""
+    lifted = engine.lifted
+    index = "i32"
+    one = S.const(index, 1)
+    cols: Tree | None = None
+    rows: Tree | None = None
+    for name, row, col, loops in lifted.writes:
+        if name != buffer:
+            continue
+        last: dict[str, Tree] = {}
+        for sym in loops:
+            last[sym] = S.arith("-", S.substitute(lifted.loops[sym], last), one)
+        r = S.arith("+", _largest(row, loops, last), one)
+        c = S.arith("+", _largest(col, loops, last), one)
+        rows = r if rows is None else S.minmax("max", rows, r)
+        cols = c if cols is None else S.minmax("max", cols, c)
+    if cols is None or rows is None:
+        raise ValueError(f"`{buffer}` is not written")
+    b = _Builder(lifted)
+    b.params = dict(engine.params)
+    return pw.cast(pw.Int(32), b.expr(cols)), pw.cast(pw.Int(32), b.expr(rows))
+
+
+def _largest(address: Tree, loops: tuple, last: dict[str, Tree]) -> Tree:
+    """The largest value of an affine address over the loops (parameters taken as non-negative)."""
+    total = S.const("i32", 0)
+    first = {sym: S.const("i32", 0) for sym in loops}
+    for mono, c in S.terms(address).items():
+        term = S.make_aff("i32", {mono: c})
+        if S.has_kind(term, ("load", "func")):
+            # a data-dependent address (a histogram's bin): bounded by its type's range
+            bound = S.interval(term, ())
+            if bound is None:
+                raise ValueError("a store's address depends on data without a bound")
+            term = S.const("i32", bound[1])
+        elif any(sym in S.symbols(term) for sym in loops):
+            term = S.substitute(term, last if c > 0 else first)
+        total = S.arith("+", total, term)
+    return total
+
+
+def accumulator_extents(engine: LiftedPipeline, name: str) -> tuple[Any, ...]:
+    """The extents of an accumulator's Func (innermost enclosing loop first): the trip counts
+    of the loops it is computed inside."""
+    lifted = engine.lifted
+    acc = lifted.accumulators[name]
+    b = _Builder(lifted)
+    b.params = dict(engine.params)
+    return tuple(pw.cast(pw.Int(32), b.expr(lifted.loops[p])) for p in reversed(acc.pure))
+
+
+def loop_trip(engine: LiftedPipeline, sym: str) -> Any:
+    """A loop's trip count as an engine expression of the function's Params."""
+    b = _Builder(engine.lifted)
+    b.params = dict(engine.params)
+    return pw.cast(pw.Int(32), b.expr(engine.lifted.loops[sym]))

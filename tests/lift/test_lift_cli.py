@@ -1,5 +1,7 @@
-"""`pixelweave lift FILE.c --function NAME -o OUT.json`: prints the stages and what was
-verified and how, writes the same as JSON, and fails clearly on code outside the subset."""
+"""`pixelweave lift FILE.c --function NAME [--report OUT.json] [-o DOC.json]`: prints the
+stages and what was verified and how, writes the same as JSON (--report) or the lifted
+function as a pipeline document (-o, see test_lift_document.py), and fails clearly on code
+outside the subset."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ CORPUS = Path(__file__).parent / "corpus"
 
 def test_lift_prints_verification_and_writes_json(tmp_path, capsys):
     out = tmp_path / "threshold.json"
-    status = main(["lift", str(CORPUS / "point.c"), "--function", "threshold", "--trials", "3", "-o", str(out)])
+    status = main(["lift", str(CORPUS / "point.c"), "--function", "threshold", "--trials", "3", "--report", str(out)])
     printed = capsys.readouterr().out
     assert status == 0
     assert "differential: held on 3 random cases" in printed

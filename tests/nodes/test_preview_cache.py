@@ -268,3 +268,19 @@ def test_a_computation_cancelled_while_kernels_compile_leaves_a_usable_composito
     fresh, _ = Compositor().compute(session.document, "output", scale=SCALE)
     np.testing.assert_array_equal(image, fresh)
     assert compositor.stats.runs == len(compositor.stats.ran) and before >= 1
+
+
+def test_a_runtime_parameter_the_previewed_node_does_not_read_is_left_out():
+    """A clamp boundary condition keeps its `constant` run-time parameter, which its Func does
+    not read: the preview passes only the Params the node's pipeline has."""
+    doc = Document("Clamp")
+    doc.add_node("image_input", "photo", {"element": "u8", "layout": "gray", "sample": "camera.png"}, (0, 0))
+    doc.add_node("boundary_condition", "edge", {"mode": "clamp"}, (200, 0))
+    doc.add_node("output", "result", {"element": "u8"}, (400, 0))
+    doc.connect("photo", "edge", "image")
+    doc.connect("edge", "result", "image")
+    built = build_document(doc)
+    expected = built.run(built.sample_inputs())["result"]
+    previews = PreviewComputer()
+    for node_id in ("edge", "result"):
+        assert np.array_equal(previews.compute(doc, node_id).array, expected)
