@@ -139,7 +139,7 @@ class VectorExprs:
     """The vector half of the OpenCL expression emitter (mixed into ExprEmitter, which
     provides expr(), _temp(), the name scopes and the scalar operations)."""
 
-    def vector_compute(self, e: E.Expr, t: Type) -> str:  # noqa: C901 - one case per node
+    def vector_compute(self, e: E.Expr, t: Type) -> str:
         vt = vector_c_type(t)
         n = t.lanes
         if isinstance(e, Broadcast):
@@ -151,14 +151,14 @@ class VectorExprs:
             base, stride = self.expr(e.base), self.expr(e.stride)
             if t.is_float():
                 return f"({vt})({base}) + ({vt})({stride}) * ({vt})({_ramp_offsets(t)})"
-            ut = _unsigned_of(t)
-            return f"as_{vt}(({ut})(({_UNSIGNED[t.bits]}){base}) + ({ut})(({_UNSIGNED[t.bits]}){stride}) * ({ut})({_ramp_offsets(t)}))"
+            ut, ue = _unsigned_of(t), _UNSIGNED[t.bits]  # wrapping, as Halide's integer ramps
+            return f"as_{vt}(({ut})(({ue}){base}) + ({ut})(({ue}){stride}) * ({ut})({_ramp_offsets(t)}))"
         if isinstance(e, E.Cast):
             return self.vector_cast(self.expr(e.value), e.value.type(), t)
         if isinstance(e, (E.Add, E.Sub, E.Mul)):
             a, b = self.expr(e.a), self.expr(e.b)
             op = {E.Add: "+", E.Sub: "-", E.Mul: "*"}[type(e)]
-            if t.is_float() or t.is_uint() and not t.is_bool():
+            if t.is_float() or (t.is_uint() and not t.is_bool()):
                 return f"{a} {op} {b}"
             if t.is_bool():  # arithmetic modulo 2 on -1/0 masks
                 return f"{a} & {b}" if isinstance(e, E.Mul) else f"{a} ^ {b}"
