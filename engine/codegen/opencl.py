@@ -135,8 +135,8 @@ def _fits_one_kernel(s: Stmt) -> bool:
 
 
 def _host_expr(e: E.Expr) -> bool:
-    """Whether the host can evaluate e (no memory reads, no math intrinsics)."""
-    return not any(isinstance(n, (Load, E.Call)) for n in walk(e))
+    """Whether the host can evaluate e (a scalar without memory reads or math intrinsics)."""
+    return e.type().lanes == 1 and not any(isinstance(n, (Load, E.Call)) for n in walk(e))
 
 
 def generate_opencl(lowered: LoweredPipeline, limits: DeviceLimits | None = None) -> OpenCLProgram:
