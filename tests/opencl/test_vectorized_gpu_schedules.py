@@ -153,5 +153,5 @@ def test_vectorized_producer_in_local_memory(rng) -> None:
 def test_gpu_lanes_is_refused() -> None:
     f = pw.Func("f")
     f[x] = x
-    with pytest.raises(ScheduleError, match="gpu_lanes.*OpenCL"):
+    with pytest.raises(ScheduleError, match=r"gpu_lanes\(x\) .*OpenCL backend refuses gpu_lanes"):
         f.gpu_lanes(x)
