@@ -17,19 +17,30 @@ from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 from pixelweave.engine.lowered import LoweredPipeline
 from pixelweave.engine.reference import divide, modulo
 from pixelweave.engine.runtime.opencl_host import compile_opencl
-from pixelweave.engine.stmt import Broadcast
+from pixelweave.engine.stmt import Broadcast, For, ForType, IfThenElse, LetStmt
+from pixelweave.engine.stmt_visit import StmtMutator
 
 from tests.codegen.builders import elementwise
 from tests.codegen.test_arithmetic import COMPARES, FLOAT_TYPES, INT_TYPES, OPS, N, _expected, sample
 from tests.codegen.test_casts_and_shifts import ALL_TYPES, SHIFT_TYPES, _name, exact_shift, expected_cast
 from tests.codegen.test_intrinsics import _unsigned, call
-from tests.opencl.test_opencl_semantics import _OnTheGpu
 
 pytestmark = pytest.mark.usefixtures("opencl_device")
 
 
+class OnTheGpu(StmtMutator):
+    """The vector loop as blocks of 32 work-items, the last block guarded."""
+
+    def visit_For(self, s: For):
+        index = E.Add(E.Mul(E.Variable("blk"), E.Const(Int(32), 32)), E.Variable("tid"))
+        body = IfThenElse(E.LT(index, s.extent), LetStmt(s.name, E.Add(s.min, index), s.body))
+        threads = For("tid", E.Const(Int(32), 0), E.Const(Int(32), 32), ForType.GPU_THREAD, body)
+        blocks = E.Div(E.Add(s.extent, E.Const(Int(32), 31)), E.Const(Int(32), 32))
+        return For("blk", E.Const(Int(32), 0), blocks, ForType.GPU_BLOCK, threads)
+
+
 def run(lowered: LoweredPipeline, inputs: dict[str, np.ndarray], out_types: dict[str, Type], lanes: int, n: int):
-    on_gpu = LoweredPipeline(lowered.name, lowered.arguments, _OnTheGpu().mutate(lowered.body))
+    on_gpu = LoweredPipeline(lowered.name, lowered.arguments, OnTheGpu().mutate(lowered.body))
     fn = compile_opencl(on_gpu)
     source = fn.kernel_source
     some_input = next(iter(inputs.values()))
@@ -128,7 +139,7 @@ def test_vector_shifts_lane_by_lane(t: Type, rng) -> None:
         np.testing.assert_array_equal(got[name], exact_shift(name, a, amounts, t), err_msg=f"{name} on {t}")
 
 
-@pytest.mark.parametrize("t", [Int(8), Int(32), UInt(16), Float(32)], ids=str)
+@pytest.mark.parametrize("t", [Int(8), Int(32), Int(64), UInt(16), UInt(64), Float(32), Float(64)], ids=str)
 def test_vector_intrinsics(t: Type, rng) -> None:
     ut = _unsigned(t) if not t.is_float() else t
     outputs = {
@@ -141,20 +152,28 @@ def test_vector_intrinsics(t: Type, rng) -> None:
     else:
         outputs["floor"] = (t, lambda v: call(t.with_lanes(8), "floor", v["a"]))
         outputs["round"] = (t, lambda v: call(t.with_lanes(8), "round", v["a"]))
+        outputs["is_nan"] = (Bool(), lambda v: call(Bool().with_lanes(8), "is_nan", v["b"]))
     lowered = elementwise(f"vintrinsics_{t.code}{t.bits}", {"a": t, "b": t}, outputs, lanes=8)
     a, b = sample(t, rng), sample(t, rng)
     if t.is_float():
         a = np.where(np.isfinite(a), a, 1.5).astype(a.dtype)
         a[:6] = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5], dtype=a.dtype)
         b = np.where(np.isfinite(b), b, 2.0).astype(b.dtype)
+        b[10:14] = np.nan
     got = run(lowered, {"a": a, "b": b}, {name: out_t for name, (out_t, _) in outputs.items()}, 8, N)
-    wide = a.astype(np.float64 if t.is_float() else np.int64), b.astype(np.float64 if t.is_float() else np.int64)
     with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(got["abs"], np.abs(wide[0]).astype(ut.numpy()))
-        np.testing.assert_array_equal(got["absd"], np.abs(wide[0] - wide[1]).astype(ut.numpy()))
+        if t.is_float():
+            np.testing.assert_array_equal(got["abs"], np.abs(a))
+            np.testing.assert_array_equal(got["absd"], np.abs(a - b))
+        else:  # exact, in Python integers (64-bit differences overflow NumPy's)
+            want_abs = [abs(int(p)) for p in a]
+            want_absd = [abs(int(p) - int(q)) for p, q in zip(a, b, strict=True)]
+            np.testing.assert_array_equal(got["abs"], np.array(want_abs, dtype=np.uint64).astype(ut.numpy()))
+            np.testing.assert_array_equal(got["absd"], np.array(want_absd, dtype=np.uint64).astype(ut.numpy()))
         if t.is_float():
             np.testing.assert_array_equal(got["floor"], np.floor(a))
             np.testing.assert_array_equal(got["round"], np.round(a))
+            np.testing.assert_array_equal(got["is_nan"], np.isnan(b))
         else:
             np.testing.assert_array_equal(got["xor"], a ^ b)
             np.testing.assert_array_equal(got["not"], ~a)
