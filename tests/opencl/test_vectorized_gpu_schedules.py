@@ -138,6 +138,20 @@ def test_vectorized_update(rng) -> None:
     assert "int4 " in fn.kernel_source and "int8 " in fn.kernel_source
 
 
+def test_vectorized_update_around_a_reduction_loop(rng) -> None:
+    """The reduction loop runs inside the vector loop: its body is float8 code."""
+    inp = pw.ImageParam(pw.Float(32), 2, "input")
+    clamped = pw.BoundaryConditions.repeat_edge(inp)
+    r = pw.RDom([(0, 5)])
+    f = pw.Func("f")
+    f[x, y] = 0.0
+    f[x, y] += clamped[x, y + r.x] * pw.cast(pw.Float(32), r.x + 1)
+    for stage in (f, f.update()):
+        stage.split(x, x, xv, 8).vectorize(xv).gpu_tile(x, y, xo, yo, xi, yi, 2, 4)
+    fn = assert_matches_reference(pw.Pipeline(f), [32, 16], {"input": _sample(np.float32, rng, (16, 32))})
+    assert "float8 " in fn.kernel_source and "vload8(" in fn.kernel_source
+
+
 def test_vectorized_producer_in_local_memory(rng) -> None:
     inp = pw.ImageParam(pw.UInt(16), 2, "input")
     clamped = pw.BoundaryConditions.repeat_edge(inp)
