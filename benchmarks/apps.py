@@ -16,10 +16,13 @@ VECTOR_F32 = 16  # natural vector width for float32 with AVX-512 (8 with AVX2)
 VECTOR_U16 = 32
 
 
-def build_blur(m: Any, vec: int = VECTOR_U16, schedule: bool = True, gpu: bool = False) -> tuple[Any, dict]:
+def build_blur(
+    m: Any, vec: int = VECTOR_U16, schedule: bool = True, gpu: bool = False, gpu_vector: int = 1
+) -> tuple[Any, dict]:
     """apps/blur: 3x3 box blur of a u16 image (the input is 2 pixels larger in x and y),
     sliding window within strips of 8 rows. gpu=True: the GPU schedule instead (16x16
-    output tiles on GPU blocks and threads, blur_x per tile in local memory on the threads)."""
+    output tiles on GPU blocks and threads, blur_x per tile in local memory on the threads);
+    gpu_vector > 1: each work-item computes that many neighbouring pixels as one vector."""
     x, y, yi = m.Var("x"), m.Var("y"), m.Var("yi")
     inp = m.ImageParam(m.UInt(16), 2, "input")
     blur_x, blur_y = m.Func("blur_x"), m.Func("blur_y")
@@ -29,6 +32,12 @@ def build_blur(m: Any, vec: int = VECTOR_U16, schedule: bool = True, gpu: bool =
         return blur_y, {"input": inp}
     if gpu:
         xo, yo, xi = m.Var("xo"), m.Var("yo"), m.Var("xi")
+        if gpu_vector > 1:
+            xv = m.Var("xv")
+            blur_y.tile(x, y, xo, yo, xi, yi, 16, 16).split(xi, xi, xv, gpu_vector).vectorize(xv)
+            blur_y.gpu_blocks(xo, yo).gpu_threads(xi, yi)
+            blur_x.compute_at(blur_y, xo).split(x, x, xv, gpu_vector).vectorize(xv).gpu_threads(x, y)
+            return blur_y, {"input": inp}
         blur_y.gpu_tile(x, y, xo, yo, xi, yi, 16, 16)
         blur_x.compute_at(blur_y, xo).gpu_threads(x, y)
         return blur_y, {"input": inp}

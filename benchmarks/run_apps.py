@@ -228,69 +228,74 @@ def run(runs: int, only: set[str] | None = None, partition_effect: bool = False)
 
 
 GPU_BUILDERS = {"blur": lambda m: apps.build_blur(m, gpu=True)}
+# more GPU schedules of a pipeline, (label, builder); the same schedule on both sides
+GPU_VARIANTS = {"blur": [("4-lane vectors per work-item", lambda m: apps.build_blur(m, gpu=True, gpu_vector=4))]}
 
 
 def run_opencl(runs: int, only: set[str] | None = None) -> list[dict]:
-    """Pixelweave OpenCL vs Halide OpenCL, per pipeline with a GPU schedule."""
-    import halide as hl
-
-    import pixelweave as pw
-
+    """Pixelweave OpenCL vs Halide OpenCL, per pipeline with a GPU schedule (and its variants)."""
     rows = []
     for case in cases(np.random.default_rng(0)):
         if case.name not in GPU_BUILDERS or (only and case.name not in only):
             continue
-        build = GPU_BUILDERS[case.name]
-        out_pw, _ = build(pw)
-        start = time.perf_counter()
-        fn = pw.Pipeline(out_pw).compile(target="opencl")
-        pw_compile = time.perf_counter() - start
-        ours = aligned_empty(case.sizes[::-1], case.dtype)
-        fn(case.sizes, case.inputs, out=ours)
-
-        target = hl.get_host_target().with_feature(hl.TargetFeature.OpenCL)
-        out_hl, handles = build(hl)
-        buffers = {}
-        for name, value in case.inputs.items():
-            if isinstance(value, np.ndarray):
-                buffers[name] = hl.Buffer(value)
-                handles[name].set(buffers[name])
-            else:
-                handles[name].set(value)
-        start = time.perf_counter()
-        out_hl.compile_jit(target)
-        hl_compile = time.perf_counter() - start
-        hl_type = hl.UInt(16) if case.dtype == np.uint16 else hl.Float(32)
-        theirs = hl.Buffer(hl_type, case.sizes)
-
-        def run_theirs(out_hl=out_hl, theirs=theirs, buffers=buffers, target=target):
-            for b in buffers.values():
-                b.set_host_dirty(True)  # a new input every call, as Pixelweave copies it every call
-            out_hl.realize(theirs, target)
-            theirs.copy_to_host()
-
-        run_theirs()
-        np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-3, atol=1e-3)
-        run_ours = lambda fn=fn, case=case, ours=ours: fn(case.sizes, case.inputs, out=ours)  # noqa: E731
-        transfers = []
-
-        def run_ours_noting_transfers(run_ours=run_ours, fn=fn, transfers=transfers):
-            run_ours()
-            transfers.append(fn.native.last_transfer_seconds)
-
-        rows.append(
-            {
-                "name": case.name,
-                "description": case.description,
-                "device": fn.native.device.label,
-                "pixelweave": median_ms(run_ours_noting_transfers, runs),
-                "halide": median_ms(run_theirs, runs),
-                "transfer": statistics.median(transfers[3:]) * 1000,
-                "pw_compile": pw_compile * 1000,
-                "hl_compile": hl_compile * 1000,
-            }
-        )
+        for label, build in [("", GPU_BUILDERS[case.name]), *GPU_VARIANTS.get(case.name, [])]:
+            rows.append(_opencl_row(case, label, build, runs))
     return rows
+
+
+def _opencl_row(case, label: str, build, runs: int) -> dict:
+    """One GPU schedule of a pipeline: Pixelweave's and Halide's OpenCL targets."""
+    import halide as hl
+
+    import pixelweave as pw
+
+    out_pw, _ = build(pw)
+    start = time.perf_counter()
+    fn = pw.Pipeline(out_pw).compile(target="opencl")
+    pw_compile = time.perf_counter() - start
+    ours = aligned_empty(case.sizes[::-1], case.dtype)
+    fn(case.sizes, case.inputs, out=ours)
+
+    target = hl.get_host_target().with_feature(hl.TargetFeature.OpenCL)
+    out_hl, handles = build(hl)
+    buffers = {}
+    for name, value in case.inputs.items():
+        if isinstance(value, np.ndarray):
+            buffers[name] = hl.Buffer(value)
+            handles[name].set(buffers[name])
+        else:
+            handles[name].set(value)
+    start = time.perf_counter()
+    out_hl.compile_jit(target)
+    hl_compile = time.perf_counter() - start
+    hl_type = hl.UInt(16) if case.dtype == np.uint16 else hl.Float(32)
+    theirs = hl.Buffer(hl_type, case.sizes)
+
+    def run_theirs(out_hl=out_hl, theirs=theirs, buffers=buffers, target=target):
+        for b in buffers.values():
+            b.set_host_dirty(True)  # a new input every call, as Pixelweave copies it every call
+        out_hl.realize(theirs, target)
+        theirs.copy_to_host()
+
+    run_theirs()
+    np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-3, atol=1e-3)
+    run_ours = lambda fn=fn, case=case, ours=ours: fn(case.sizes, case.inputs, out=ours)  # noqa: E731
+    transfers = []
+
+    def run_ours_noting_transfers(run_ours=run_ours, fn=fn, transfers=transfers):
+        run_ours()
+        transfers.append(fn.native.last_transfer_seconds)
+
+    return {
+        "name": case.name,
+        "description": case.description + (f", {label}" if label else ""),
+        "device": fn.native.device.label,
+        "pixelweave": median_ms(run_ours_noting_transfers, runs),
+        "halide": median_ms(run_theirs, runs),
+        "transfer": statistics.median(transfers[3:]) * 1000,
+        "pw_compile": pw_compile * 1000,
+        "hl_compile": hl_compile * 1000,
+    }
 
 
 def opencl_table(rows: list[dict]) -> str:

@@ -692,6 +692,15 @@ class Stage:
             self._mark(v, ForType.GPU_THREAD, None, "map to GPU threads")
         return self
 
+    def gpu_lanes(self, v: Any, device_api: Any = None) -> Stage:
+        """Halide maps the loop to the lanes of a GPU warp (lockstep, with warp shuffles);
+        its OpenCL backend refuses the directive, and OpenCL is Pixelweave's only GPU target."""
+        raise ScheduleError(
+            f"gpu_lanes({var_name(v)}) in {self.describe()}: warp lanes (loops run in lockstep across a warp, "
+            "with shuffles between lanes) are a CUDA feature in Halide, whose OpenCL backend refuses gpu_lanes, "
+            "and OpenCL is Pixelweave's GPU target; use gpu_threads for this loop"
+        )
+
     def gpu_tile(self, *args: Any, tail: TailStrategy = TailStrategy.AUTO) -> Stage:
         """Tile 1, 2 or 3 loops and map the outer ones to GPU blocks, the inner to threads,
         in Halide's forms: (x, bx, tx, xsize), (x, tx, xsize), (x, y, bx, by, tx, ty, xsize,
@@ -1091,6 +1100,10 @@ class FuncScheduling:
 
     def gpu_threads(self, *args: Any):
         self._pure_stage().gpu_threads(*args)
+        return self
+
+    def gpu_lanes(self, v: Any, device_api: Any = None):
+        self._pure_stage().gpu_lanes(v, device_api)
         return self
 
     def gpu_tile(self, *args: Any, **kw: Any):

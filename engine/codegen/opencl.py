@@ -15,8 +15,8 @@ are copied there once per call and outputs back once (engine/runtime/opencl_host
 
 The host part stays an IR statement (lets, asserts, allocations, loops around kernels)
 with each kernel replaced by a `KernelLaunch`; the runtime walks it over pyopencl.
-Vectorized loops run as serial loops inside kernels (lowering skips vectorization for
-this target).
+Vectorized loops of 2, 3, 4, 8 or 16 lanes are OpenCL vector code inside a work-item
+(engine/codegen/opencl_vector.py); other vectorized loops run as serial loops there.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pixelweave.engine.codegen.opencl_expr import ExprEmitter, c_literal, c_type, memory_type, sanitize
+from pixelweave.engine.codegen.opencl_vector import dense_base, lane
 from pixelweave.engine.errors import CompileError, ScheduleError
 from pixelweave.engine.ir import expr as E
-from pixelweave.engine.ir.types import Type
+from pixelweave.engine.ir.types import Type, UInt
 from pixelweave.engine.ir.visit import substitute, walk
 from pixelweave.engine.lower.intervals import SymInterval, interval_of
 from pixelweave.engine.lower.simplify import simplify
@@ -134,8 +135,8 @@ def _fits_one_kernel(s: Stmt) -> bool:
 
 
 def _host_expr(e: E.Expr) -> bool:
-    """Whether the host can evaluate e (no memory reads, no math intrinsics)."""
-    return not any(isinstance(n, (Load, E.Call)) for n in walk(e))
+    """Whether the host can evaluate e (a scalar without memory reads or math intrinsics)."""
+    return e.type().lanes == 1 and not any(isinstance(n, (Load, E.Call)) for n in walk(e))
 
 
 def generate_opencl(lowered: LoweredPipeline, limits: DeviceLimits | None = None) -> OpenCLProgram:
@@ -432,7 +433,7 @@ class _KernelBuilder:
             value = em.expr(s.value)
             em.push_scope(hide=em.lookup(s.name) is not None)
             em.declare(s.name, s.value.type(), value)
-            old = self._bind_interval(s.name, self._interval(s.value))
+            old = self._bind_interval(s.name, self._let_interval(s.value))
             self._block_level(s.body)
             self._restore_interval(s.name, old)
             em.pop_scope()
@@ -495,7 +496,7 @@ class _KernelBuilder:
             value = em.expr(s.value)
             em.push_scope(hide=em.lookup(s.name) is not None)
             em.declare(s.name, s.value.type(), value)
-            old = self._bind_interval(s.name, self._interval(s.value))
+            old = self._bind_interval(s.name, self._let_interval(s.value))
             self._serial(s.body)
             self._restore_interval(s.name, old)
             em.pop_scope()
@@ -503,6 +504,9 @@ class _KernelBuilder:
             ref = em.buffers.get(s.buffer)
             if ref is None:
                 raise CompileError(f"buffer `{s.buffer}` is not an argument or an allocation of the OpenCL kernel")
+            if s.value.type().lanes != 1:
+                self._vector_store(s, ref[0])
+                return
             value = em.expr(s.value)
             index = em.expr(s.index)
             if s.value.type().is_bool():
@@ -520,6 +524,22 @@ class _KernelBuilder:
             em.expr(s.value)
         else:
             raise CompileError(f"the OpenCL backend cannot generate {type(s).__name__} statements")
+
+    def _vector_store(self, s: Store, pointer: str) -> None:
+        """vstoreN for a dense store (element alignment suffices), else a scatter in lane order."""
+        em = self.em
+        t = s.value.type()
+        n = t.lanes
+        value = em.expr(s.value)
+        if t.is_bool():
+            value = em.vector_cast(value, t, UInt(8).with_lanes(n))  # -1/0 masks -> bytes 1/0
+        base = dense_base(s.index)
+        if base is not None:
+            em.line(f"vstore{n}({value}, 0, {pointer} + {em.expr(base)});")
+            return
+        index = em.expr(s.index)
+        for k in range(n):
+            em.line(f"{pointer}[{lane(index, k)}] = {lane(value, k)};")
 
     def _for(self, s: For, body) -> None:
         em = self.em
@@ -585,6 +605,9 @@ class _KernelBuilder:
     # ------------------------------------------------------------------ ranges of kernel variables
     def _interval(self, e: E.Expr) -> SymInterval:
         return interval_of(e, self.intervals)
+
+    def _let_interval(self, e: E.Expr) -> SymInterval:
+        return self._interval(e) if e.type().lanes == 1 else SymInterval(None, None)
 
     def _loop_interval(self, loop: For) -> SymInterval:
         lo, extent = self._interval(loop.min), self._interval(loop.extent)

@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable
 
+from pixelweave.engine.codegen.opencl_vector import VectorExprs, vector_c_type
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Type
@@ -56,9 +57,9 @@ _COMPARE = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="
 
 
 def c_type(t: Type) -> str:
-    """The OpenCL C type of a scalar value of type t held in a variable."""
+    """The OpenCL C type of a value of type t held in a variable (vectors: opencl_vector.py)."""
     if t.lanes != 1:
-        raise CompileError(f"vector type {t} reached the OpenCL backend, which generates scalar code")
+        return vector_c_type(t)
     name = _C_TYPES.get((t.code, t.bits))
     if name is None:
         raise CompileError(f"the OpenCL backend does not support the type {t}")
@@ -178,7 +179,7 @@ def _by_positive_constant(e: E.Expr, t: Type, a: str) -> str | None:
     return None
 
 
-class ExprEmitter:
+class ExprEmitter(VectorExprs):
     """Emits expressions as temporaries into the current block of lines.
 
     `names` maps IR variable names to C names (LetStmt, Let, loop variables, arguments);
@@ -262,11 +263,6 @@ class ExprEmitter:
     # ------------------------------------------------------------------ expressions
     def expr(self, e: E.Expr) -> str:
         t = e.type()
-        if t.lanes != 1 or isinstance(e, (Ramp, Broadcast)):
-            raise CompileError(
-                "a vector expression reached the OpenCL backend; vectorized loops inside kernels are run as "
-                "serial loops (lowering skips vectorization for target 'opencl')"
-            )
         if t.is_float() and t.bits == 64:
             self.uses_double = True
         if isinstance(e, E.Const):
@@ -291,6 +287,8 @@ class ExprEmitter:
         return self._temp(e, t, text)
 
     def _compute(self, e: E.Expr, t: Type) -> str:
+        if t.lanes != 1 or isinstance(e, (Ramp, Broadcast)):
+            return self.vector_compute(e, t)
         ct = c_type(t)
         if isinstance(e, E.Cast):
             return self.cast(self.expr(e.value), e.value.type(), t)

@@ -3,7 +3,8 @@
 `draw_gpu_case(seed)` draws the same pipeline and CPU-style schedule as `draw_case`, then
 maps its marks to the GPU as people port a CPU schedule: a parallel loop becomes GPU
 blocks, a vectorized loop without a width becomes GPU threads (with a width it stays a
-vectorized loop, which runs serially inside a work-item), a tile of an output sometimes
+vectorized loop: OpenCL vector code inside a work-item, or a serial loop there for widths
+OpenCL has no vector type of), a tile of an output sometimes
 becomes a gpu_tile, and an update without GPU loops sometimes runs in one GPU thread.
 Cases are unchecked: checked access is a CPU feature.
 """

@@ -30,6 +30,7 @@ from pixelweave.engine.lower.hoist_storage import hoist_storage
 from pixelweave.engine.lower.inline import inline_functions
 from pixelweave.engine.lower.input_checks import add_input_checks
 from pixelweave.engine.lower.memoization import check_memoized, inject_memoization
+from pixelweave.engine.lower.opencl_vectorize import vectorize_loops_for_opencl
 from pixelweave.engine.lower.partition_loops import partition_loops
 from pixelweave.engine.lower.region import clear_cache as clear_region_cache
 from pixelweave.engine.lower.schedule_functions import schedule_functions
@@ -150,8 +151,8 @@ def _lower(
         ("simplification before unrolling", simplify_stmt),
         ("unrolling", unroll_loops),
         ("boundary fast path", boundary_fast_path),
-        # OpenCL kernels are scalar code: vectorized loops reach that backend as serial loops
-        ("vectorization", vectorize_loops if target != "opencl" else (lambda s: s)),
+        # OpenCL: only the widths of its vector types; other vectorized loops stay serial
+        ("vectorization", vectorize_loops if target != "opencl" else vectorize_loops_for_opencl),
         (
             "loop partitioning",
             (lambda s: partition_loops(s, _partition_policies(ctx))) if target != "opencl" else (lambda s: s),
