@@ -33,3 +33,17 @@ def jobs():
     runner = JobRunner()
     yield runner
     runner.shutdown()
+
+
+@pytest.fixture
+def window(qtbot):
+    """The editor window, shown; closing it discards unsaved changes without asking."""
+    from pixelweave.app.editor.main_window import MainWindow
+    from pixelweave.nodes.document import Document
+
+    w = MainWindow(ask_unsaved=lambda _parent, _name: "discard")
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.session.load(Document())
+    w.jobs.shutdown()

@@ -8,25 +8,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
-from pixelweave.app.editor.main_window import MainWindow
-from pixelweave.nodes.document import Document
 from pixelweave.nodes.pipeline_build import build_document
 from PySide6 import QtCore
 
 from tests.nodes.document_samples import blur_document, numpy_box_blur, write_document, write_samples
 
 LEFT = QtCore.Qt.MouseButton.LeftButton
-
-
-@pytest.fixture
-def window(qtbot):
-    w = MainWindow(ask_unsaved=lambda _parent, _name: "discard")
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    w.session.load(Document())
-    w.jobs.shutdown()
 
 
 def _open_blur(window, tmp_path: Path) -> np.ndarray:

@@ -5,23 +5,10 @@ written by `pixelweave lift -o` opens like any other."""
 
 from pathlib import Path
 
-import pytest
 from pixelweave.app.cli import main
-from pixelweave.app.editor.main_window import MainWindow
-from pixelweave.nodes.document import Document
 from PySide6 import QtWidgets
 
 CORPUS = Path(__file__).parent.parent / "lift" / "corpus"
-
-
-@pytest.fixture
-def window(qtbot):
-    w = MainWindow(ask_unsaved=lambda _parent, _name: "discard")
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    w.session.load(Document())
-    w.jobs.shutdown()
 
 
 def test_import_function_opens_the_lifted_document_with_its_verification(window, monkeypatch):

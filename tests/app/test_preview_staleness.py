@@ -5,11 +5,9 @@ of date until the document's new results arrive; previews never wait behind insp
 import threading
 
 import numpy as np
-import pytest
 from pixelweave.app.editor.jobs import JobRunner, thread_of
-from pixelweave.app.editor.main_window import EXAMPLES, INSPECTOR_OUT_OF_DATE, OUT_OF_DATE, MainWindow
+from pixelweave.app.editor.main_window import EXAMPLES, INSPECTOR_OUT_OF_DATE, OUT_OF_DATE
 from pixelweave.app.editor.preview_panel import PreviewPanel
-from pixelweave.nodes.document import Document
 
 
 def test_a_stale_picture_is_dimmed_and_labelled_until_the_next_result(qtbot):
@@ -49,16 +47,6 @@ def test_previews_do_not_wait_behind_a_long_inspection(qtbot):
     assert runner.wait_idle(10_000)
     assert order == ["picture", "inspection"]
     runner.shutdown()
-
-
-@pytest.fixture
-def window(qtbot):
-    w = MainWindow(ask_unsaved=lambda _parent, _name: "discard")
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    w.session.load(Document())
-    w.jobs.shutdown()
 
 
 def test_an_edit_marks_preview_inspector_and_time_out_of_date_until_they_update(window):
