@@ -824,12 +824,12 @@ class FuncScheduling:
         self._pure_stage().tile(*args, **kw)
         return self
 
-    def vectorize(self, *args: Any):
-        self._pure_stage().vectorize(*args)
+    def vectorize(self, *args: Any, **kw: Any):
+        self._pure_stage().vectorize(*args, **kw)
         return self
 
-    def unroll(self, *args: Any):
-        self._pure_stage().unroll(*args)
+    def unroll(self, *args: Any, **kw: Any):
+        self._pure_stage().unroll(*args, **kw)
         return self
 
     def parallel(self, *args: Any):
