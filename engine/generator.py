@@ -178,7 +178,9 @@ class Generator:
         if self._autoscheduler is not None and not self._scheduled:
             from pixelweave.engine.autoschedule import auto_schedule
 
-            auto_schedule(pipeline, self.target().engine_target(), "analytic")
+            # the analytic scheduler plans for the host's CPU (any CPU target) and refuses a GPU target
+            engine_target = self.target().engine_target()
+            auto_schedule(pipeline, "opencl" if engine_target == "opencl" else "host", "analytic")
             object.__setattr__(self, "_scheduled", True)
         return pipeline
 
