@@ -16,8 +16,10 @@ from pixelweave.engine.generator import (
     InputBuffer,
     InputScalar,
     OutputBuffer,
+    alias,
     generator,
 )
+from pixelweave.engine.generator_main import main
 from pixelweave.engine.ir import boundary as BoundaryConditions
 from pixelweave.engine.ir.coerce import cast
 from pixelweave.engine.ir.debug_print import print_expr as print
@@ -26,6 +28,7 @@ from pixelweave.engine.ir.expr import Expr
 from pixelweave.engine.ir.func import Func, FuncRef
 from pixelweave.engine.ir.implicit import _
 from pixelweave.engine.ir.inline_reductions import argmax, argmin, maximum, minimum, product, sum
+from pixelweave.engine.ir.names import funcs, lambda_func, vars
 from pixelweave.engine.ir.ops import (
     abs,
     absd,
@@ -139,6 +142,7 @@ __all__ = [
     "abs",
     "absd",
     "acos",
+    "alias",
     "argmax",
     "argmin",
     "asin",
@@ -153,6 +157,7 @@ __all__ = [
     "f32",
     "f64",
     "floor",
+    "funcs",
     "generator",
     "get_host_target",
     "get_jit_target_from_environment",
@@ -161,11 +166,13 @@ __all__ = [
     "i16",
     "i32",
     "is_nan",
+    "lambda_func",
     "lerp",
     "log",
     "logical_and",
     "logical_not",
     "logical_or",
+    "main",
     "max",
     "maximum",
     "memoization_cache_cleanup",
@@ -193,4 +200,5 @@ __all__ = [
     "u8",
     "u16",
     "u32",
+    "vars",
 ]  # fmt: skip

@@ -80,6 +80,10 @@ class OutputBuffer:
 
 
 _generators: dict[str, type] = {}
+
+# Halide's autoscheduler names (each a plugin in Halide); Pixelweave plans every one of them, and
+# its own name "analytic", with its analytic scheduler (engine/autoschedule).
+AUTOSCHEDULER_NAMES = ("Adams2019", "Anderson2021", "Li2018", "Mullapudi2016", "analytic")
 _active_target: list[Any] = ["host"]
 
 
@@ -108,12 +112,15 @@ class Generator:
     """Base of generator classes (the `@generator` decorator adds it to a class)."""
 
     generator_name = ""
+    alias_generator_params: dict[str, Any] = {}  # noqa: RUF012 - set per class by @alias
 
     def __init__(self, generator_params: dict[str, Any] | None = None, target: Any = None) -> None:
         object.__setattr__(self, "_target", target if target is not None else _active_target[-1])
         object.__setattr__(self, "_built", None)
+        object.__setattr__(self, "_scheduled", False)
         declared = _declarations(type(self))
-        params = dict(generator_params or {})
+        params = {**type(self).alias_generator_params, **(generator_params or {})}
+        object.__setattr__(self, "_autoscheduler", self._autoscheduler_name(params))
         for name in params:
             if not isinstance(declared.get(name), GeneratorParam):
                 known = ", ".join(n for n, d in declared.items() if isinstance(d, GeneratorParam)) or "none"
@@ -136,16 +143,46 @@ class Generator:
         return cls.generator_name or cls.__name__
 
     def target(self) -> Any:
-        return self._target
+        """The Target generate() compiles for (a `Target`, as Halide's, even where the
+        generator was given an engine target name such as "host")."""
+        from pixelweave.engine.target_api import as_target
+
+        return as_target(self._target)
 
     def natural_vector_size(self, t: Type) -> int:
-        from pixelweave.engine.target_api import Target
-
-        target = self._target if isinstance(self._target, Target) else Target("host")
-        return target.natural_vector_size(t)
+        return self.target().natural_vector_size(t)
 
     def using_autoscheduler(self) -> bool:
-        return False
+        """Whether the `autoscheduler` GeneratorParam is set (generate() then leaves the
+        schedule to it, which compile_to_callable and the libraries apply)."""
+        return self._autoscheduler is not None
+
+    def _autoscheduler_name(self, params: dict[str, Any]) -> str | None:
+        """Take Halide's `autoscheduler` (and refuse `autoscheduler.*`) out of params."""
+        for key in [k for k in params if k.startswith("autoscheduler.")]:
+            raise CompileError(
+                f"generator `{self.name()}`: `{key}` is not accepted; Pixelweave's autoscheduler takes no options"
+            )
+        name = params.pop("autoscheduler", None)
+        if name is None or name == "":
+            return None
+        if name not in AUTOSCHEDULER_NAMES:
+            raise CompileError(
+                f"generator `{self.name()}`: unknown autoscheduler {name!r} (known: {', '.join(AUTOSCHEDULER_NAMES)})"
+            )
+        return str(name)
+
+    def scheduled_pipeline(self) -> Any:
+        """The pipeline, scheduled by the autoscheduler when one is named (once)."""
+        pipeline = self.build_pipeline()
+        if self._autoscheduler is not None and not self._scheduled:
+            from pixelweave.engine.autoschedule import auto_schedule
+
+            # the analytic scheduler plans for the host's CPU (any CPU target) and refuses a GPU target
+            engine_target = self.target().engine_target()
+            auto_schedule(pipeline, "opencl" if engine_target == "opencl" else "host", "analytic")
+            object.__setattr__(self, "_scheduled", True)
+        return pipeline
 
     def configure(self) -> None:
         """Called before generate(); override to adjust GeneratorParams."""
@@ -195,14 +232,14 @@ class Generator:
 
     def compile_to_callable(self) -> Any:
         """A Callable taking the inputs in declaration order, then the output Buffers."""
-        return self.build_pipeline().compile_to_callable(self.inputs(), self._target)
+        return self.scheduled_pipeline().compile_to_callable(self.inputs(), self._target)
 
     def compile_to_static_library(self, filename_prefix: str, fn_name: str = "") -> None:
         """PREFIX.a and PREFIX.h with the entry point fn_name (default: the generator's name)."""
         import re
 
         fn = fn_name or re.sub(r"[^0-9A-Za-z_]", "_", self.name())
-        self.build_pipeline().compile_to_static_library(filename_prefix, self.inputs(), fn, self._target)
+        self.scheduled_pipeline().compile_to_static_library(filename_prefix, self.inputs(), fn, self._target)
 
     @classmethod
     def call(cls, *args: Any, generator_params: dict[str, Any] | None = None, **kwargs: Any) -> Any:
@@ -262,15 +299,38 @@ def generator(name: str = "") -> Any:
     return register
 
 
+def alias(**aliases: dict[str, Any]) -> Any:
+    """Class decorator (above @generator) registering each keyword as another generator: the
+    same class with those GeneratorParams set, e.g. `@alias(blur_auto={"autoscheduler":
+    "Mullapudi2016"})`; returns the class unchanged, as Halide's."""
+
+    def register(cls: type) -> type:
+        if not (isinstance(cls, type) and issubclass(cls, Generator) and cls.generator_name):
+            raise CompileError("@alias can only be used in conjunction with @generator (put @alias above it)")
+        for name, params in aliases.items():
+            if not isinstance(params, dict):
+                raise CompileError(f"the generator alias {name} specifies something other than a dict: {params!r}")
+            made = type(
+                name,
+                (cls,),
+                {"generator_name": name, "alias_generator_params": dict(params), "__module__": cls.__module__},
+            )
+            _generators[name] = made
+        return cls
+
+    return register
+
+
 def registered_generators() -> dict[str, type]:
     """Every generator class registered with @generator in this process, by name."""
     return dict(_generators)
 
 
 def load_generators(path: str) -> dict[str, type]:
-    """Run the Python file at path and return the generators it defines, by name."""
+    """Run the Python file at path and return the generators it defines (aliases included), by name."""
     import runpy
 
+    before = dict(_generators)
     try:
         namespace = runpy.run_path(path, run_name="pixelweave_generator_file")
     except FileNotFoundError:
@@ -280,6 +340,7 @@ def load_generators(path: str) -> dict[str, type]:
         for c in namespace.values()
         if isinstance(c, type) and issubclass(c, Generator) and c is not Generator and c.generator_name
     }
+    found.update({n: c for n, c in _generators.items() if before.get(n) is not c})
     if not found:
         raise CompileError(f"{path} defines no generator (decorate a class with @pixelweave.generator)")
     return found

@@ -71,6 +71,7 @@ def resolve_inputs(pipeline: Pipeline, inputs: dict[str, Any] | None) -> tuple[d
             raise InputError(f"Parameter {p.name} is {params[p.name]} but must be at most {hi}")
     for im in pipeline.images:
         shape = images[im.name()].shape[::-1]
+        im.check_constraints(image_mins[im.name()], [int(n) for n in shape])
         for i in range(im.dimensions()):
             params[f"{im.name()}.min.{i}"] = image_mins[im.name()][i]
             params[f"{im.name()}.extent.{i}"] = int(shape[i])

@@ -550,7 +550,9 @@ class Stage:
 
     def tile(self, x: Any, y: Any, *names: Any, tail: TailStrategy = TailStrategy.AUTO) -> Stage:
         """tile(x, y, xo, yo, xi, yi, xf, yf) or tile(x, y, xi, yi, xf, yf): split both and
-        put the inner loops innermost."""
+        put the inner loops innermost; a TailStrategy may also come last, as in Halide."""
+        if names and isinstance(names[-1], TailStrategy):
+            *names, tail = names
         if len(names) == 6:
             xo, yo, xi, yi, xf, yf = names
         elif len(names) == 4:
@@ -563,13 +565,15 @@ class Stage:
         self.split(x, xo, xi, xf, tail).split(y, yo, yi, yf, tail)
         return self.reorder(xi, yi, xo, yo)
 
-    def _mark(self, v: Any, for_type: ForType, factor: int | None, what: str) -> Stage:
+    def _mark(
+        self, v: Any, for_type: ForType, factor: int | None, what: str, tail: TailStrategy = TailStrategy.AUTO
+    ) -> Stage:
         # refused before any split is made, so a refused directive leaves the schedule as it was
         self._check_mark(self.schedule.dims[self._dim_index(v)], for_type, what)
         if factor is not None:
             factor = self._check_factor(factor, f"the {what} factor")
             i = self._dim_index(v)
-            self.split(v, v, self._generated_name(), factor)
+            self.split(v, v, self._generated_name(), factor, tail)
             v = self.schedule.dims[i].name
         self.schedule.dims[self._dim_index(v)].for_type = for_type
         return self
@@ -660,13 +664,13 @@ class Stage:
             d.partition = Partition.ALWAYS
         return self
 
-    def vectorize(self, v: Any, width: int | None = None) -> Stage:
-        """Run the loop as SIMD lanes; with a width, split it by the width first."""
-        return self._mark(v, ForType.VECTORIZED, width, "vectorize")
+    def vectorize(self, v: Any, width: int | None = None, tail: TailStrategy = TailStrategy.AUTO) -> Stage:
+        """Run the loop as SIMD lanes; with a width, split it by the width (with tail) first."""
+        return self._mark(v, ForType.VECTORIZED, width, "vectorize", tail)
 
-    def unroll(self, v: Any, factor: int | None = None) -> Stage:
-        """Replicate the loop body; with a factor, split it by the factor first."""
-        return self._mark(v, ForType.UNROLLED, factor, "unroll")
+    def unroll(self, v: Any, factor: int | None = None, tail: TailStrategy = TailStrategy.AUTO) -> Stage:
+        """Replicate the loop body; with a factor, split it by the factor (with tail) first."""
+        return self._mark(v, ForType.UNROLLED, factor, "unroll", tail)
 
     def parallel(self, v: Any, task_size: int | None = None) -> Stage:
         """Run iterations on several threads; with a task size, split by it first."""
@@ -706,7 +710,9 @@ class Stage:
         in Halide's forms: (x, bx, tx, xsize), (x, tx, xsize), (x, y, bx, by, tx, ty, xsize,
         ysize), (x, y, tx, ty, xsize, ysize), and the 3-D (x, y, z, bx, by, bz, tx, ty, tz,
         xsize, ysize, zsize) and (x, y, z, tx, ty, tz, xsize, ysize, zsize). Without block
-        names, the tiled loops themselves become the block loops."""
+        names, the tiled loops themselves become the block loops. A TailStrategy may come last."""
+        if args and isinstance(args[-1], TailStrategy):
+            *args, tail = args
         forms = {4: (1, True), 3: (1, False), 8: (2, True), 6: (2, False), 12: (3, True), 9: (3, False)}
         if len(args) not in forms:
             raise ScheduleError(
@@ -1058,12 +1064,12 @@ class FuncScheduling:
         self._pure_stage().tile(*args, **kw)
         return self
 
-    def vectorize(self, *args: Any):
-        self._pure_stage().vectorize(*args)
+    def vectorize(self, *args: Any, **kw: Any):
+        self._pure_stage().vectorize(*args, **kw)
         return self
 
-    def unroll(self, *args: Any):
-        self._pure_stage().unroll(*args)
+    def unroll(self, *args: Any, **kw: Any):
+        self._pure_stage().unroll(*args, **kw)
         return self
 
     def parallel(self, *args: Any):

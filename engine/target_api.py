@@ -145,6 +145,10 @@ class Target:
         for f in features:
             self.set_feature(f, value)
 
+    def has_gpu_feature(self) -> bool:
+        """Whether code for this target runs on a GPU (Halide's name; OpenCL is Pixelweave's GPU backend)."""
+        return self.has_feature(TargetFeature.OpenCL)
+
     def natural_vector_size(self, t: Type) -> int:
         """Lanes of t in the widest vector register the target has."""
         if self.has_feature("avx512_skylake") or self.has_feature("avx512"):
@@ -264,6 +268,28 @@ def get_target_from_environment() -> Target:
 def get_jit_target_from_environment() -> Target:
     """HL_JIT_TARGET if set, otherwise the host, with the `jit` feature (Halide's name)."""
     return Target(os.environ.get("HL_JIT_TARGET") or "host").with_feature(TargetFeature.JIT)
+
+
+# engine target name -> the Halide features (on the host's arch and OS) that select it
+_ENGINE_TARGET_FEATURES = {
+    "x86-64": [],
+    "x86-64-v2": ["sse41"],
+    "x86-64-v3": ["sse41", "avx", "avx2", "fma", "f16c"],
+    "x86-64-v4": ["sse41", "avx", "avx2", "fma", "f16c", "avx512", "avx512_skylake"],
+}
+
+
+def as_target(target: Target | str) -> Target:
+    """A Target for a Target or an engine target name ("host", "opencl", "x86-64-v3", ...),
+    so code written for Halide can ask a Pixelweave target Halide's questions."""
+    if isinstance(target, Target):
+        return target
+    if target == "opencl":
+        return Target("host-opencl")
+    if target in _ENGINE_TARGET_FEATURES:
+        host = get_host_target()
+        return Target("-".join([host.arch.value, "64", host.os.value, *_ENGINE_TARGET_FEATURES[target]]))
+    return Target(target)
 
 
 def engine_target_name(target: Target | str) -> str:

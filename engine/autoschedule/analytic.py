@@ -40,7 +40,7 @@ from pixelweave.engine.autoschedule.analysis import (
     func_cost,
     volume,
 )
-from pixelweave.engine.autoschedule.directives import Directive, FuncRef
+from pixelweave.engine.autoschedule.directives import Directive, FuncRef, func_labels
 from pixelweave.engine.autoschedule.estimates import output_boxes, parameter_scope
 from pixelweave.engine.autoschedule.machine import Machine
 from pixelweave.engine.errors import ScheduleError
@@ -110,10 +110,7 @@ class AnalyticScheduler:
         overrides: Overrides | None = None,
         analysis: PipelineAnalysis | None = None,
     ) -> None:
-        names = [f.name() for f in pipeline.funcs]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ScheduleError(f"the automatic scheduler needs distinct Func names, but `{dup[0]}` names several")
+        self.labels = func_labels(pipeline)  # directives name Funcs by these (distinct even where names repeat)
         self.pipeline = pipeline
         self.machine = machine
         self.overrides = overrides or Overrides()
@@ -153,7 +150,7 @@ class AnalyticScheduler:
                 # arithmetic; it saves writing its buffer and reading it back.
                 extra = (ratio - 1) * (cost - loads) + ratio * (loads - 1)
                 cheap = extra <= 2 * BYTE_COST * bytes_per_point(f)
-            if self.overrides.inline.get(f.name(), ratio <= 1.05 or cheap):
+            if self.overrides.inline.get(self.label(f), ratio <= 1.05 or cheap):
                 self.inlined.add(id(f))
         inlined_cost: dict[int, float] = {}
         for f in self.pipeline.funcs:
@@ -161,6 +158,10 @@ class AnalyticScheduler:
             self.cost[id(f)] = c
             if id(f) in self.inlined:
                 inlined_cost[id(f)] = c
+
+    def label(self, f: Func) -> str:
+        """The name directives and overrides give f (its name, made distinct where names repeat)."""
+        return self.labels[id(f)]
 
     def stage_consumers(self, f: Func) -> list[Func]:
         """The computed (not inlined) Funcs that read f, directly or through inlined ones."""
@@ -184,7 +185,7 @@ class AnalyticScheduler:
         return groups
 
     def _try_join(self, f: Func) -> Group | None:
-        if self.analysis.is_output(f) or f.name() in self.overrides.keep_root or not _updates_fuse(f):
+        if self.analysis.is_output(f) or self.label(f) in self.overrides.keep_root or not _updates_fuse(f):
             return None
         consumers = self.stage_consumers(f)
         targets = {id(self.group_of[id(c)]) for c in consumers}
@@ -330,7 +331,7 @@ class AnalyticScheduler:
         for m in g.members:  # consumers first
             boxes = growth[id(m)]
             # a Func with updates is computed whole per strip (all its stages), never per row
-            ok = g.strip >= 4 and m.name() not in self.overrides.no_sliding and not m.has_update_definition()
+            ok = g.strip >= 4 and self.label(m) not in self.overrides.no_sliding and not m.has_update_definition()
             ok = ok and all(len(b) == len(boxes[0]) for b in boxes)
             if ok:
                 for a, b in itertools.pairwise(boxes):
@@ -344,14 +345,15 @@ class AnalyticScheduler:
 
     # ------------------------------------------------------------------ 4. directives
     def _lanes(self, f: Func, extent: float) -> int:
-        lanes = int(self.machine.lanes(max(t.bits for t in f.types())) * self.overrides.lanes_scale.get(f.name(), 1.0))
+        scale = self.overrides.lanes_scale.get(self.label(f), 1.0)
+        lanes = int(self.machine.lanes(max(t.bits for t in f.types())) * scale)
         while lanes > 1 and lanes > extent:
             lanes //= 2
         return lanes if lanes >= 2 else 0
 
     def _root_directives(self, g: Group) -> list[Directive]:
         f = g.root
-        name = f.name()
+        name = self.label(f)
         out: list[Directive] = []
         if not self.analysis.is_output(f):
             out.append(Directive(name, 0, "compute_root"))
@@ -416,14 +418,14 @@ class AnalyticScheduler:
         tile = root.args()[0].name if g.width else y  # the loop over tiles (strips, or columns of a strip)
         out: list[Directive] = []
         if id(m) in g.sliding and g.yi != y:
-            out.append(Directive(m.name(), 0, "store_at", (FuncRef(root.name()), tile)))
-            out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), g.yi)))
+            out.append(Directive(self.label(m), 0, "store_at", (FuncRef(self.label(root)), tile)))
+            out.append(Directive(self.label(m), 0, "compute_at", (FuncRef(self.label(root)), g.yi)))
         else:
-            out.append(Directive(m.name(), 0, "compute_at", (FuncRef(root.name()), tile)))
+            out.append(Directive(self.label(m), 0, "compute_at", (FuncRef(self.label(root)), tile)))
         box = self.analysis.region(m)
         lanes = self._lanes(m, min(box[0].hi - box[0].lo + 1, self._member_width(g, m)))
         if lanes:
-            out.append(Directive(m.name(), 0, "vectorize", (args[0], lanes)))
+            out.append(Directive(self.label(m), 0, "vectorize", (args[0], lanes)))
         return out
 
     def _member_width(self, g: Group, m: Func) -> float:
@@ -438,8 +440,8 @@ class AnalyticScheduler:
         for g in groups:
             if g.root.dimensions() >= 2:
                 g.strip, g.width = self._choose_tile(g, not g.root.has_update_definition())
-                g.strip = self.overrides.strips.get(g.root.name(), g.strip)
-                g.width = self.overrides.widths.get(g.root.name(), g.width)
+                g.strip = self.overrides.strips.get(self.label(g.root), g.strip)
+                g.width = self.overrides.widths.get(self.label(g.root), g.width)
                 if g.root.has_update_definition():
                     g.width = 0  # the loops of its updates are not tiled
                 else:
@@ -450,9 +452,9 @@ class AnalyticScheduler:
             for m in g.members:
                 directives += self._member_directives(g, m)
         # Producers' directives first reads naturally; the order does not change the schedule.
-        order = {f.name(): i for i, f in enumerate(self.pipeline.funcs)}
+        order = {self.label(f): i for i, f in enumerate(self.pipeline.funcs)}
         directives.sort(key=lambda d: (order[d.func], d.stage))
-        inlined = [f.name() for f in self.pipeline.funcs if id(f) in self.inlined]
+        inlined = [self.label(f) for f in self.pipeline.funcs if id(f) in self.inlined]
         return Plan(inlined, groups, directives)
 
 

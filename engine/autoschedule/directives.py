@@ -61,9 +61,25 @@ def schedule_text(directives: list[Directive]) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def func_labels(pipeline: Pipeline) -> dict[int, str]:
+    """A distinct label per Func (by id) for directives to name it by: its name, or NAME$1,
+    NAME$2, ... for later Funcs sharing a name (as Halide's unique names and the lowering do),
+    so that pipelines which make several Funcs with one name can be scheduled."""
+    labels: dict[int, str] = {}
+    used: set[str] = set()
+    for f in pipeline.funcs:
+        label, n = f.name(), 1
+        while label in used:
+            label, n = f"{f.name()}${n}", n + 1
+        used.add(label)
+        labels[id(f)] = label
+    return labels
+
+
 def apply_directives(pipeline: Pipeline, directives: list[Directive]) -> None:
     """Apply each directive through the scheduling API (which refuses illegal ones)."""
-    funcs: dict[str, Func] = {f.name(): f for f in pipeline.funcs}
+    labels = func_labels(pipeline)
+    funcs: dict[str, Func] = {labels[id(f)]: f for f in pipeline.funcs}
     for d in directives:
         func = funcs[d.func]
         target: Any = func if d.stage == 0 else func.update(d.stage - 1)
@@ -81,14 +97,17 @@ def current_schedule_text(pipeline: Pipeline) -> str:
     """Halide-style text of the schedule the Funcs carry now, whoever wrote it (for a hand
     schedule the tuner kept); loop names are shown by their last part, as Halide shows Vars."""
     lines = []
+    labels = func_labels(pipeline)
     for f in pipeline.funcs:
         calls = []
         state = f.schedule_of()
         for kind, level in (("compute", state.compute_level), ("store", state.store_level)):
             if level is None or level.kind == "inline":
                 continue
-            calls.append(f"{kind}_root()" if level.kind == "root" else
-                         f"{kind}_at({_name_text(level.func.name())}, {level.var})")  # fmt: skip
+            if level.kind == "root":
+                calls.append(f"{kind}_root()")
+            else:
+                calls.append(f"{kind}_at({_name_text(labels.get(id(level.func), level.func.name()))}, {level.var})")
         for var, (lo, extent) in state.bounds.items():
             calls.append(f"bound({var}, {lo}, {extent})")
         for var, extent in state.bound_extents.items():
@@ -113,7 +132,7 @@ def current_schedule_text(pipeline: Pipeline) -> str:
             stage_calls = calls if k == 0 else []
             stage_calls += _stage_calls(d)
             if stage_calls:
-                head = _head(Directive(f.name(), k, ""))
+                head = _head(Directive(labels[id(f)], k, ""))
                 lines.append(head + "".join(f".{c}" for c in stage_calls))
     return "\n".join(lines) + ("\n" if lines else "")
 

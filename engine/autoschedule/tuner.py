@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from pixelweave.engine.autoschedule.analysis import PipelineAnalysis
 from pixelweave.engine.autoschedule.analytic import AnalyticScheduler, Overrides, Plan
-from pixelweave.engine.autoschedule.directives import apply_directives, clear_schedules
+from pixelweave.engine.autoschedule.directives import apply_directives, clear_schedules, func_labels
 from pixelweave.engine.autoschedule.estimates import output_boxes, parameter_scope
 from pixelweave.engine.autoschedule.machine import Machine
 from pixelweave.engine.errors import PixelweaveError, ScheduleError
@@ -157,7 +157,8 @@ class Tuner:
     def mutate(self, overrides: Overrides, plan: Plan) -> Overrides:
         choices = []
         pure = [f for f in self.pipeline.funcs if not f.has_update_definition() and f not in self.pipeline.outputs]
-        computed = [f for f in pure if f.name() not in plan.inlined]
+        labels = func_labels(self.pipeline)
+        computed = [f for f in pure if labels[id(f)] not in plan.inlined]
         members = [m for g in plan.groups for m in g.members]
         roots = [g for g in plan.groups if g.root.dimensions() >= 2 and not g.root.has_update_definition()]
         if pure:
@@ -177,29 +178,30 @@ class Tuner:
         kind = self.rng.choice(choices)
         if kind == "inline":
             f = self.rng.choice(pure)
-            return replace(overrides, inline={**overrides.inline, f.name(): f.name() not in plan.inlined})
+            return replace(overrides, inline={**overrides.inline, labels[id(f)]: labels[id(f)] not in plan.inlined})
         if kind == "keep_root":
-            name = self.rng.choice(computed).name()
+            name = labels[id(self.rng.choice(computed))]
             return replace(overrides, keep_root=overrides.keep_root ^ {name})
         if kind == "strip":
             g = self.rng.choice(roots)
             strip = max(1, min(1024, int(g.strip * self.rng.choice((0.25, 0.5, 2, 4)))))
-            return replace(overrides, strips={**overrides.strips, g.root.name(): strip})
+            return replace(overrides, strips={**overrides.strips, labels[id(g.root)]: strip})
         if kind == "width":
             g = self.rng.choice(roots)
             width = self.rng.choice([w for w in (0, 64, 128, 256, 512) if w != g.width])
-            return replace(overrides, widths={**overrides.widths, g.root.name(): width})
+            return replace(overrides, widths={**overrides.widths, labels[id(g.root)]: width})
         if kind == "parallel":
-            name = self.rng.choice(roots).root.name()
+            name = labels[id(self.rng.choice(roots).root)]
             return replace(overrides, serial=overrides.serial ^ {name})
         if kind == "unroll":
-            name = self.rng.choice(with_channels).root.name()
+            name = labels[id(self.rng.choice(with_channels).root)]
             return replace(overrides, unroll=overrides.unroll ^ {name})
         if kind == "sliding":
-            name = self.rng.choice(members).name()
+            name = labels[id(self.rng.choice(members))]
             return replace(overrides, no_sliding=overrides.no_sliding ^ {name})
         f = self.rng.choice(self.pipeline.funcs)
-        return replace(overrides, lanes_scale={**overrides.lanes_scale, f.name(): self.rng.choice((0.5, 1.0, 2.0))})
+        scale = self.rng.choice((0.5, 1.0, 2.0))
+        return replace(overrides, lanes_scale={**overrides.lanes_scale, labels[id(f)]: scale})
 
     # ------------------------------------------------------------------ the search
     def run(

@@ -34,6 +34,10 @@ class OutputDimension:
         self._owner.constraints.setdefault(self._index, {})[field] = _constant(value, what)
         return self
 
+    def dim(self, i: int) -> OutputDimension:
+        """Dimension i of the same output buffer, so that constraints and estimates chain as in Halide."""
+        return self._owner.dim(i)
+
     def set_min(self, value: Any) -> OutputDimension:
         return self._set("min", value)
 

@@ -125,6 +125,36 @@ class Dimension:
         self.image._estimates[self.index] = check_estimate(what, min, extent)
         return self
 
+    def dim(self, i: int) -> Dimension:
+        """Dimension i of the same image, so that constraints and estimates chain as in Halide."""
+        return self.image.dim(i)
+
+    def set_min(self, value: int) -> Dimension:
+        """Require every buffer bound to this image to start at value in this dimension
+        (checked before each run; the reference evaluator checks it too)."""
+        return self._constrain("min", value)
+
+    def set_extent(self, value: int) -> Dimension:
+        """Require every buffer bound to this image to have this extent in this dimension."""
+        if isinstance(value, int) and value < 0:
+            raise CompileError(f"the extent of input image `{self.image.name()}` must not be negative, got {value}")
+        return self._constrain("extent", value)
+
+    def set_bounds(self, min: int, extent: int) -> Dimension:  # noqa: A002 - Halide's keyword
+        self.set_min(min)
+        return self.set_extent(extent)
+
+    def _constrain(self, field: str, value: Any) -> Dimension:
+        if isinstance(value, E.Const):
+            value = value.value
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CompileError(
+                f"the {field} of dimension {self.index} of input image `{self.image.name()}` must be a constant "
+                f"integer in Pixelweave, got {value!r}"
+            )
+        self.image.constraints.setdefault(self.index, {})[field] = value
+        return self
+
 
 class ImageParam:
     """An input image of a given element type and dimensionality (Halide's ImageParam).
@@ -142,6 +172,7 @@ class ImageParam:
         self._dims = [Dimension(self, i) for i in range(dimensions)]
         self._array: np.ndarray | None = None
         self._estimates: dict[int, tuple[int, int]] = {}
+        self.constraints: dict[int, dict[str, int]] = {}  # dimension -> "min"/"extent" -> required value
         self._trace_loads = False
         self.wrapping: Any = None  # engine.wrappers.Wrappers: the wrappers made of this image
 
@@ -216,6 +247,17 @@ class ImageParam:
         for d, (lo, extent) in zip(self._dims, ranges, strict=True):
             d.set_estimate(lo, extent)
         return self
+
+    def check_constraints(self, mins: list[int], extents: list[int]) -> None:
+        """InputError if a buffer over [mins, mins + extents) breaks a dim(i).set_min /
+        set_extent / set_bounds constraint (Halide refuses such a buffer when the pipeline runs)."""
+        for i, wanted in sorted(self.constraints.items()):
+            for field, have in (("min", mins[i]), ("extent", extents[i])):
+                if field in wanted and have != wanted[field]:
+                    raise InputError(
+                        f"input image `{self._name}` is constrained to {field} {wanted[field]} in dimension {i} "
+                        f"(dim({i}).set_{field}), but the buffer given has {field} {have}"
+                    )
 
     def estimates(self) -> dict[int, tuple[int, int]]:
         """The (min, extent) estimate of each dimension given so far, by dimension index."""
