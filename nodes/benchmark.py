@@ -79,6 +79,7 @@ def run_benchmark(
     profile: bool = True,
     progress: ProgressCallback | None = None,
     should_stop: Callable[[], Any] | None = None,
+    device: str | None = None,
 ) -> BenchmarkResult:
     """Benchmarks a BuiltDocument on the given input images and parameter values.
 
@@ -87,6 +88,7 @@ def run_benchmark(
     the profiling build is timed and gives each node's own time. `progress(done, total,
     text)` is called after each run; `should_stop()` before each run may raise (the editor
     passes its cancel token's check) or return True, which raises BenchmarkStopped.
+    `device` picks the OpenCL device ("platform:device") for target "opencl".
     """
     if runs < 1:
         raise ValueError(f"runs must be at least 1, got {runs}")
@@ -104,7 +106,7 @@ def run_benchmark(
     sizes = built.output_sizes(images, params)
     report(0, "compiling")
     start = time.perf_counter()
-    compiled = built.runner.compile(sizes, target=target, profile=profile)
+    compiled = built.runner.compile(sizes, target=target, profile=profile, device=device)
     compile_seconds = time.perf_counter() - start
     check()
     inputs = {**images, **params}

@@ -123,11 +123,16 @@ class BuiltDocument:
         return output_sizes(self.graph, images, dict(params or {}))
 
     def run(
-        self, images: dict[str, np.ndarray], params: dict[str, Any] | None = None, target: str | None = None
+        self,
+        images: dict[str, np.ndarray],
+        params: dict[str, Any] | None = None,
+        target: str | None = None,
+        device: str | None = None,
     ) -> dict[str, np.ndarray]:
         """Every output by node id, compiled for target (default: the one this build's
-        schedules are for; "reference" for the reference evaluator)."""
-        return self.runner.run(images, params, target=target or self.target)
+        schedules are for; "reference" for the reference evaluator) and for "opencl" on
+        `device` ("platform:device", None for the default)."""
+        return self.runner.run(images, params, target=target or self.target, device=device)
 
     def loop_nest(self, target: str | None = None) -> str:
         return self.pipeline().loop_nest(target or self.target)
