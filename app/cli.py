@@ -544,6 +544,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from pixelweave.nodes.benchmark import run_benchmark
 
+    if args.profile and args.target == "opencl":
+        raise UsageError("--profile times CPU code only; it cannot be used with --target opencl")
     built = _open(args.doc, args.target)
     given = _inputs(built, args.input)
     params = _params(built, args.param)

@@ -317,7 +317,8 @@ class Document:
         node = self.node(node_id)
         kind = schedule_target(target)
         if kind != target and target != HOST:
-            raise NodeError(f"there are no schedules for target {target!r} (targets: {HOST}, {', '.join(SCHEDULE_TARGETS)})")
+            known = ", ".join((HOST, *SCHEDULE_TARGETS))
+            raise NodeError(f"there are no schedules for target {target!r} (targets: {known})")
         problems = check_schedule({key: directives})
         if problems:
             raise NodeError("; ".join(problems), node_id)
@@ -701,7 +702,9 @@ def _validate(doc: Document) -> list[Problem]:
         problems.extend(Problem(node.id, "schedule", m) for m in _gpu_on_cpu(node.schedule))
         for target, schedule in node.schedules.items():
             title = TARGET_TITLES[target]
-            problems.extend(Problem(node.id, "schedule", f"{title} schedule: {m}", target) for m in check_schedule(schedule))
+            problems.extend(
+                Problem(node.id, "schedule", f"{title} schedule: {m}", target) for m in check_schedule(schedule)
+            )
     problems.extend(_cycle_problems(doc, by_id))
     if not any(getattr(types.get(n.type), "is_output", False) for n in doc.nodes):
         problems.append(Problem(None, "document", "the pipeline has no output node; add an output node and connect it"))
