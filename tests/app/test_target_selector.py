@@ -99,4 +99,7 @@ def test_the_benchmark_follows_the_target(window, qtbot):
     result = blocker.args[0]
     assert result.target == "opencl" and len(result.times) == 2 and result.per_node_ms == {}
     assert "gpu_block" in result.loop_nest
-    assert window.benchmark.history()[0].schedule == "OpenCL: sharpen.blur_x: compute_at, gpu_threads; result.out: gpu_tile"
+    assert (
+        window.benchmark.history()[0].schedule
+        == "OpenCL: sharpen.blur_x: compute_at, gpu_threads; result.out: gpu_tile"
+    )
