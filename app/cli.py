@@ -604,6 +604,12 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.target == "opencl":
+        raise UsageError(
+            "--target opencl: exporting OpenCL code is not written yet; export for a CPU target "
+            "(host, x86-64, x86-64-v2, x86-64-v3, x86-64-v4), or run the document on the OpenCL device with "
+            "`pixelweave run --target opencl`"
+        )
     if args.doc.endswith(".py"):
         return _export_generator(args)
     from pixelweave.app.library_readme import write_library_readme
