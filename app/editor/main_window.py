@@ -534,7 +534,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.jobs.submit(
             "analysis",
             work,
-            done=self._on_analysis,
+            done=lambda inspection: target == self.target and self._on_analysis(inspection),
             failed=self._job_failed,
             progress=lambda _done, _total, text: self._on_early_loop_nest(text, generation),
         )
@@ -652,7 +652,11 @@ class MainWindow(QtWidgets.QMainWindow):
         def progress(done: int, total: int, _text: str) -> None:
             shown.set_progress(done, total)
 
-        self.jobs.submit("preview", work, done=self._on_preview, failed=failed, progress=progress)
+        def done(result: PreviewResult) -> None:
+            if target == self.target:  # else the picture of the target chosen before: a new one is coming
+                self._on_preview(result)
+
+        self.jobs.submit("preview", work, done=done, failed=failed, progress=progress)
 
     def _on_preview(self, result: PreviewResult) -> None:
         self.preview.set_busy(False)
