@@ -353,10 +353,12 @@ def _pairs(items: list[str], option: str) -> dict[str, str]:
     return out
 
 
-def _open(path: str) -> Any:
+def _open(path: str, target: str = "host") -> Any:
+    """The document built with the schedules for target: its nodes' OpenCL schedules for
+    `--target opencl`, their CPU schedules for any other target."""
     from pixelweave.nodes.pipeline_build import open_document
 
-    return open_document(path)
+    return open_document(path, target)
 
 
 def _inputs(built: Any, items: list[str]) -> dict[str, str]:
@@ -463,7 +465,7 @@ def _describe_array(a: Any) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    built = _open(args.doc)
+    built = _open(args.doc, args.target)
     given = _inputs(built, args.input)
     params = _params(built, args.param)
     plan = _output_plan(built, args.output)
@@ -519,7 +521,7 @@ def _output_plan(built: Any, specs: list[str]) -> dict[str, Path]:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    built = _open(args.doc)
+    built = _open(args.doc, args.target)
     doc = built.document
     print(f"# {doc.name} ({args.doc})")
     for node_id in built.input_ids:
@@ -545,7 +547,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from pixelweave.nodes.benchmark import run_benchmark
 
-    built = _open(args.doc)
+    if args.profile and args.target == "opencl":
+        raise UsageError("--profile times CPU code only; it cannot be used with --target opencl")
+    built = _open(args.doc, args.target)
     given = _inputs(built, args.input)
     params = _params(built, args.param)
     images = built.sample_inputs(given)
@@ -603,6 +607,12 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.target == "opencl":
+        raise UsageError(
+            "--target opencl: exporting OpenCL code is not written yet; export for a CPU target "
+            "(host, x86-64, x86-64-v2, x86-64-v3, x86-64-v4), or run the document on the OpenCL device with "
+            "`pixelweave run --target opencl`"
+        )
     if args.doc.endswith(".py"):
         return _export_generator(args)
     from pixelweave.app.library_readme import write_library_readme
@@ -713,7 +723,7 @@ def cmd_lift(args: argparse.Namespace) -> int:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    built = _open(args.doc)
+    built = _open(args.doc, args.target)
     given = _inputs(built, args.input)
     params = _params(built, args.param)
     name, pattern = _batch_input(given)

@@ -79,6 +79,7 @@ def run_benchmark(
     profile: bool = True,
     progress: ProgressCallback | None = None,
     should_stop: Callable[[], Any] | None = None,
+    device: str | None = None,
 ) -> BenchmarkResult:
     """Benchmarks a BuiltDocument on the given input images and parameter values.
 
@@ -87,10 +88,13 @@ def run_benchmark(
     the profiling build is timed and gives each node's own time. `progress(done, total,
     text)` is called after each run; `should_stop()` before each run may raise (the editor
     passes its cancel token's check) or return True, which raises BenchmarkStopped.
+    `device` picks the OpenCL device ("platform:device") for target "opencl", which is
+    never profiled (the engine times CPU code only).
     """
     if runs < 1:
         raise ValueError(f"runs must be at least 1, got {runs}")
     params = dict(params or {})
+    profile = profile and target != "opencl"  # the engine profiles CPU code only
 
     def report(done: int, text: str) -> None:
         if progress is not None:
@@ -104,7 +108,7 @@ def run_benchmark(
     sizes = built.output_sizes(images, params)
     report(0, "compiling")
     start = time.perf_counter()
-    compiled = built.runner.compile(sizes, target=target, profile=profile)
+    compiled = built.runner.compile(sizes, target=target, profile=profile, device=device)
     compile_seconds = time.perf_counter() - start
     check()
     inputs = {**images, **params}
@@ -148,12 +152,17 @@ def output_megapixels(sizes: dict[str, list[int]]) -> float:
     return sum(size[0] * (size[1] if len(size) > 1 else 1) for size in sizes.values()) / 1e6
 
 
-def schedule_summary(document_json: dict[str, Any]) -> str:
+def schedule_summary(document_json: dict[str, Any], target: str = "host") -> str:
     """One line naming the scheduled Funcs and their directives ("result.out: split x2,
-    parallel; sharpen.blur_x: compute_at"), so a history row says which schedule it timed."""
+    parallel; sharpen.blur_x: compute_at"), so a history row says which schedule it timed:
+    the CPU schedules, or for target "opencl" the OpenCL ones (the line then starts "OpenCL:")."""
     parts = []
     for node in document_json.get("nodes", []):
-        for key, directives in sorted((node.get("schedule") or {}).items()):
+        if target == "opencl":
+            schedule = (node.get("schedules") or {}).get("opencl") or {}
+        else:
+            schedule = node.get("schedule") or {}
+        for key, directives in sorted(schedule.items()):
             names: dict[str, int] = {}
             for directive in directives:
                 if isinstance(directive, list) and directive:
@@ -161,7 +170,8 @@ def schedule_summary(document_json: dict[str, Any]) -> str:
             if names:
                 text = ", ".join(name if n == 1 else f"{name} x{n}" for name, n in names.items())
                 parts.append(f"{node.get('id')}.{key}: {text}")
-    return "; ".join(parts) if parts else "default schedule (everything inline)"
+    text = "; ".join(parts) if parts else "default schedule (everything inline)"
+    return f"OpenCL: {text}" if target == "opencl" else text
 
 
 def differing_lines(a: str, b: str) -> tuple[set[int], set[int]]:

@@ -36,7 +36,12 @@ NODE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # (a Param named like a Var would be confused with it).
 RESERVED_IDS = frozenset({"x", "y", "c", "i"})
 TOP_KEYS = ("format", "version", "name", "description", "nodes", "groups")
-NODE_KEYS = ("id", "type", "params", "inputs", "schedule", "position")
+NODE_KEYS = ("id", "type", "params", "inputs", "schedule", "schedules", "position")
+# The targets a schedule is written for. "host" (every CPU target) is the node's `schedule`;
+# the others are keys of its optional `schedules` object.
+HOST = "host"
+SCHEDULE_TARGETS = ("opencl",)
+TARGET_TITLES = {HOST: "CPU", "opencl": "OpenCL"}
 GROUP_KEYS = ("name", "nodes", "colour")
 GROUP_COLOUR = (70, 90, 110)
 
@@ -45,7 +50,8 @@ GROUP_COLOUR = (70, 90, 110)
 class DocNode:
     """One node of a document: its id (chosen by the document, stable), its node type,
     complete parameter values (JSON), input connections ("port" -> "node.port"), schedule
-    (local Func name -> directives) and editor position."""
+    for the CPU (local Func name -> directives), schedules for other targets (target ->
+    schedule, see schedule_for) and editor position."""
 
     id: str
     type: str
@@ -53,6 +59,17 @@ class DocNode:
     inputs: dict[str, str] = field(default_factory=dict)
     schedule: dict[str, list[list[Any]]] = field(default_factory=dict)
     position: tuple[float, float] = (0, 0)
+    schedules: dict[str, dict[str, list[list[Any]]]] = field(default_factory=dict)
+
+    def schedule_for(self, target: str) -> dict[str, list[list[Any]]]:
+        """The schedule the node has for a compile target: its OpenCL schedule for "opencl"
+        (empty when it has none: the engine's default), its CPU schedule for any other."""
+        kind = schedule_target(target)
+        return self.schedule if kind == HOST else self.schedules.get(kind, {})
+
+    def all_schedules(self) -> dict[str, dict[str, list[list[Any]]]]:
+        """Every schedule of the node by target, the CPU one under "host"."""
+        return {HOST: self.schedule, **self.schedules}
 
     def source(self, port: str) -> tuple[str, str] | None:
         """(node id, output port) connected to an input port, or None."""
@@ -68,6 +85,9 @@ class DocNode:
             data["inputs"] = _sorted(self.inputs)
         if self.schedule:
             data["schedule"] = _sorted(self.schedule)
+        schedules = {t: _sorted(s) for t, s in sorted(self.schedules.items()) if s}
+        if schedules:
+            data["schedules"] = schedules
         data["position"] = list(self.position)
         return data
 
@@ -92,6 +112,12 @@ class Group:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "nodes": list(self.nodes), "colour": list(self.colour)}
+
+
+def schedule_target(target: str) -> str:
+    """Which of a node's schedules a compile target uses: "opencl" for "opencl", "host"
+    (the CPU schedule) for every CPU target and for "reference"."""
+    return target if target in SCHEDULE_TARGETS else HOST
 
 
 def _sorted(d: dict[str, Any]) -> dict[str, Any]:
@@ -219,10 +245,11 @@ class Document:
             for port, ref in n.inputs.items():
                 if ref.startswith(f"{old}."):
                     n.inputs[port] = f"{new}.{ref[len(old) + 1 :]}"
-            for directives in n.schedule.values():
-                for d in directives:
-                    if d and d[0] in ("compute_at", "store_at") and len(d) > 1 and str(d[1]).startswith(f"{old}."):
-                        d[1] = f"{new}.{d[1][len(old) + 1 :]}"
+            for schedule in n.all_schedules().values():
+                for directives in schedule.values():
+                    for d in directives:
+                        if d and d[0] in ("compute_at", "store_at") and len(d) > 1 and str(d[1]).startswith(f"{old}."):
+                            d[1] = f"{new}.{d[1][len(old) + 1 :]}"
 
     def add_group(
         self, name: str, node_ids: list[str] | tuple[str, ...], colour: tuple[int, int, int] | None = None
@@ -287,17 +314,25 @@ class Document:
             raise ParameterError(e.detail, node.id) from None
         node.params[name] = _jsonable(value)
 
-    def set_schedule(self, node_id: str, key: str, directives: list[list[Any]]) -> None:
-        """Sets the directives of one Func of a node ([] removes them); NodeError naming every
-        static problem (the engine's verdict comes when the document is built)."""
+    def set_schedule(self, node_id: str, key: str, directives: list[list[Any]], target: str = HOST) -> None:
+        """Sets the directives of one Func of a node ([] removes them) in its schedule for
+        `target` ("host" or "opencl"); NodeError naming every static problem (the engine's
+        verdict comes when the document is built)."""
         node = self.node(node_id)
+        kind = schedule_target(target)
+        if kind != target and target != HOST:
+            known = ", ".join((HOST, *SCHEDULE_TARGETS))
+            raise NodeError(f"there are no schedules for target {target!r} (targets: {known})")
         problems = check_schedule({key: directives})
         if problems:
             raise NodeError("; ".join(problems), node_id)
+        schedule = node.schedule if kind == HOST else node.schedules.setdefault(kind, {})
         if directives:
-            node.schedule[key] = [list(d) for d in directives]
+            schedule[key] = [list(d) for d in directives]
         else:
-            node.schedule.pop(key, None)
+            schedule.pop(key, None)
+        if kind != HOST and not schedule:
+            node.schedules.pop(kind, None)
 
     # ------------------------------------------------------------------ checks
     def validate(self) -> list[str]:
@@ -388,11 +423,11 @@ def read_document(path: str | Path) -> Document:
 
 def load_document(path: str | Path) -> Document:
     """Reads a document and validates everything, building it with the engine (port types,
-    schedules); DocumentError listing every problem."""
-    from pixelweave.nodes.pipeline_build import build_document
+    the schedules of every target); DocumentError listing every problem."""
+    from pixelweave.nodes.pipeline_build import check_every_target
 
     doc = read_document(path)
-    build_document(doc)
+    check_every_target(doc)
     return doc
 
 
@@ -578,6 +613,22 @@ def _node_from_json(raw: Any, index: int, problems: list[str]) -> DocNode | None
         node.schedule = dict(schedule)
     else:
         problems.append(f'{where}: "schedule" must be an object mapping Func names to directives, got {schedule!r}')
+    schedules = raw.get("schedules", {})
+    if not isinstance(schedules, dict):
+        problems.append(f'{where}: "schedules" must be an object mapping targets ({", ".join(SCHEDULE_TARGETS)}) '
+                        f"to schedules, got {schedules!r}")  # fmt: skip
+        schedules = {}
+    for target, value in schedules.items():
+        if target not in SCHEDULE_TARGETS:
+            why = "its CPU schedule is `schedule`" if target in (HOST, "cpu") else "no such target"
+            problems.append(
+                f'{where}: "schedules" has target {target!r} ({why}); the targets are {", ".join(SCHEDULE_TARGETS)}'
+            )
+        elif not isinstance(value, dict):
+            problems.append(f'{where}: the {TARGET_TITLES[target]} schedule must be an object mapping Func names to '
+                            f"directives, got {value!r}")  # fmt: skip
+        else:
+            node.schedules[target] = dict(value)
     position = raw.get("position", [0, 0])
     if (
         isinstance(position, list)
@@ -601,6 +652,23 @@ class Problem:
     node: str | None
     kind: str
     message: str
+    target: str = HOST  # for a "schedule" problem: the schedule's target
+
+
+GPU_DIRECTIVES = ("gpu_blocks", "gpu_threads", "gpu_tile")
+
+
+def _gpu_on_cpu(schedule: Any) -> list[str]:
+    """GPU directives in a CPU schedule: they belong in the node's OpenCL schedule."""
+    if not isinstance(schedule, dict):
+        return []
+    found = sorted({d[0] for ds in schedule.values() if isinstance(ds, list) for d in ds
+                    if isinstance(d, list) and d and d[0] in GPU_DIRECTIVES})  # fmt: skip
+    if not found:
+        return []
+    names = ", ".join(f"`{n}`" for n in found)
+    return [f"{names} in the CPU schedule: GPU mapping needs target='opencl'; put it in the node's OpenCL "
+            'schedule ("schedules": {"opencl": ...})']  # fmt: skip
 
 
 def format_problem(p: Problem) -> str:
@@ -635,6 +703,12 @@ def _validate(doc: Document) -> list[Problem]:
             problems.extend(Problem(node.id, "node", m) for m in _param_problems(node, cls))
             problems.extend(Problem(node.id, "node", m) for m in _input_problems(node, cls, by_id, types))
         problems.extend(Problem(node.id, "schedule", m) for m in check_schedule(node.schedule))
+        problems.extend(Problem(node.id, "schedule", m) for m in _gpu_on_cpu(node.schedule))
+        for target, schedule in node.schedules.items():
+            title = TARGET_TITLES[target]
+            problems.extend(
+                Problem(node.id, "schedule", f"{title} schedule: {m}", target) for m in check_schedule(schedule)
+            )
     problems.extend(_cycle_problems(doc, by_id))
     if not any(getattr(types.get(n.type), "is_output", False) for n in doc.nodes):
         problems.append(Problem(None, "document", "the pipeline has no output node; add an output node and connect it"))

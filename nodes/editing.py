@@ -252,17 +252,19 @@ class EditSession:
         key = f"param:{node_id}:{name}" if merge else None
         self.apply(f"Change {node_id}.{name}", lambda doc: doc.set_param(node_id, name, value), merge=key)
 
-    def set_schedule(self, node_id: str, schedule: dict[str, list[list[Any]]]) -> None:
-        """Replaces a node's whole schedule (NodeError naming every static problem)."""
+    def set_schedule(self, node_id: str, schedule: dict[str, list[list[Any]]], target: str = "host") -> None:
+        """Replaces a node's whole schedule for target ("host": its CPU schedule, or
+        "opencl"); NodeError naming every static problem. One undo step."""
 
         def change(doc: Document) -> None:
             node = doc.node(node_id)
-            for key in list(node.schedule):
-                doc.set_schedule(node_id, key, [])
+            for key in list(node.schedule_for(target)):
+                doc.set_schedule(node_id, key, [], target)
             for key, directives in schedule.items():
-                doc.set_schedule(node_id, key, directives)
+                doc.set_schedule(node_id, key, directives, target)
 
-        self.apply(f"Schedule {node_id}", change)
+        label = f"Schedule {node_id}" if target == "host" else f"OpenCL schedule {node_id}"
+        self.apply(label, change)
 
     # ------------------------------------------------------------------ clipboard
     def copy(self, node_ids: Iterable[str]) -> str:
@@ -307,6 +309,7 @@ def _insert(doc: Document, nodes: list[DocNode], offset: tuple[float, float]) ->
                 {},
                 json.loads(json.dumps(node.schedule)),
                 (x + offset[0], y + offset[1]),
+                json.loads(json.dumps(node.schedules)),
             )
         )
     for node in nodes:
@@ -314,10 +317,11 @@ def _insert(doc: Document, nodes: list[DocNode], offset: tuple[float, float]) ->
             src, _, out = ref.partition(".")
             if src in renamed:
                 doc.node(renamed[node.id]).inputs[port] = f"{renamed[src]}.{out}"
-        for directives in doc.node(renamed[node.id]).schedule.values():
-            for d in directives:
-                if d and d[0] in ("compute_at", "store_at") and len(d) > 1 and "." in str(d[1]):
-                    src, _, local = str(d[1]).partition(".")
-                    if src in renamed:
-                        d[1] = f"{renamed[src]}.{local}"
+        for schedule in doc.node(renamed[node.id]).all_schedules().values():
+            for directives in schedule.values():
+                for d in directives:
+                    if d and d[0] in ("compute_at", "store_at") and len(d) > 1 and "." in str(d[1]):
+                        src, _, local = str(d[1]).partition(".")
+                        if src in renamed:
+                            d[1] = f"{renamed[src]}.{local}"
     return list(renamed.values())

@@ -206,20 +206,22 @@ def inspect_document(
     statement: bool = True,
     check: Callable[[], None] | None = None,
     on_loop_nest: Callable[[str], None] | None = None,
+    target: str = "host",
 ) -> Inspection:
     """Builds what can be built and lowers what the outputs read; problems are collected,
     never raised. A node not connected to an output (a scratch node) is reported on its own
     and hides nothing about the others: they keep their loops, and the loop nest is shown
     when every problem lies outside what the outputs read. `on_loop_nest(text)` receives the
     loop nest as soon as lowering has made it, before the later passes that may still refuse
-    the schedule (their problems arrive with the result)."""
+    the schedule (their problems arrive with the result). With target "opencl" the nodes'
+    OpenCL schedules are applied and the pipeline is lowered for OpenCL (no device needed)."""
     check = check or (lambda: None)
     result = Inspection()
     if not doc.nodes:
         result.message = EMPTY_DOCUMENT
         return result
     try:
-        built, problems = build_what_can_be_built(doc)
+        built, problems = build_what_can_be_built(doc, target=target)
     except NodeError as e:
         result.problems = [(e.node, e.detail)]
         result.message = HAS_PROBLEMS
@@ -229,7 +231,7 @@ def inspect_document(
         result.loops[node_id] = {}
         for func in node.funcs.values():
             result.loops[node_id].update(_stage_loops(func))
-        result.schedules[node_id] = built.document.node(node_id).schedule
+        result.schedules[node_id] = built.document.node(node_id).schedule_for(target)
     result.levels = _levels(built)
     reaching = nodes_reaching_outputs(doc)
     result.left_out = [n.id for n in doc.nodes if n.id not in reaching]
@@ -241,7 +243,7 @@ def inspect_document(
         return result
     check()
     pipeline = built.pipeline()
-    cached = None if statement else cached_loop_nest(pipeline.structural_key("host"))
+    cached = None if statement else cached_loop_nest(pipeline.structural_key(target))
     if cached is not None:  # compiled before (undo, reopening): no need to lower again
         result.loop_nest = cached
         if on_loop_nest is not None:
@@ -250,12 +252,12 @@ def inspect_document(
     early = None if on_loop_nest is None else (lambda stmt: on_loop_nest(loop_nest_to_string(stmt)))
     try:
         # one lowering gives both texts; `check` cancels between passes and while printing
-        lowering = lower(pipeline, "host", on_loop_nest=early, check=check)
+        lowering = lower(pipeline, target, on_loop_nest=early, check=check)
         result.loop_nest = loop_nest_to_string(lowering.loop_nest)
         if statement:
             result.statement = stmt_to_string(lowering.lowered.body, check)
     except pw.PixelweaveError as e:  # what the engine refuses is reported on its node
-        problem = engine_problem(built.graph, e)
+        problem = engine_problem(built.graph, e, target)
         result.problems.append((problem.node, problem.message))
         result.message = HAS_PROBLEMS
     return result

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pixelweave.nodes.document import Document, Problem, format_problem
+from pixelweave.nodes.document import HOST, SCHEDULE_TARGETS, Document, Problem, format_problem, schedule_target
 from pixelweave.nodes.errors import DocumentError, NodeError
 from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec, build_node
 from pixelweave.nodes.images import decode_image, read_image
@@ -31,6 +31,7 @@ class BuiltDocument:
     document: Document
     graph: BuiltGraph
     runtime_params: bool = True
+    target: str = HOST  # whose schedules were applied: "host" (the CPU's) or "opencl"
     runner: GraphRunner = field(init=False)
     structure: str = field(init=False)
 
@@ -122,16 +123,22 @@ class BuiltDocument:
         return output_sizes(self.graph, images, dict(params or {}))
 
     def run(
-        self, images: dict[str, np.ndarray], params: dict[str, Any] | None = None, target: str = "host"
+        self,
+        images: dict[str, np.ndarray],
+        params: dict[str, Any] | None = None,
+        target: str | None = None,
+        device: str | None = None,
     ) -> dict[str, np.ndarray]:
-        """Every output by node id (target "reference" for the reference evaluator)."""
-        return self.runner.run(images, params, target=target)
+        """Every output by node id, compiled for target (default: the one this build's
+        schedules are for; "reference" for the reference evaluator) and for "opencl" on
+        `device` ("platform:device", None for the default)."""
+        return self.runner.run(images, params, target=target or self.target, device=device)
 
-    def loop_nest(self, target: str = "host") -> str:
-        return self.pipeline().loop_nest(target)
+    def loop_nest(self, target: str | None = None) -> str:
+        return self.pipeline().loop_nest(target or self.target)
 
-    def lowered_stmt(self, target: str = "host") -> str:
-        return self.pipeline().lowered_stmt(target)
+    def lowered_stmt(self, target: str | None = None) -> str:
+        return self.pipeline().lowered_stmt(target or self.target)
 
     def funcs(self) -> dict[str, list[str]]:
         """Per node id, the local names of the Funcs its schedule can name."""
@@ -146,30 +153,61 @@ class BuiltDocument:
 
 
 def build_document(
-    doc: Document, *, source: str | None = None, check_lowering: bool = True, runtime_params: bool = True
+    doc: Document,
+    *,
+    source: str | None = None,
+    check_lowering: bool = True,
+    runtime_params: bool = True,
+    target: str = HOST,
 ) -> BuiltDocument:
-    """Builds and schedules a document; DocumentError listing every problem (structure,
-    parameters, connections, port types, schedules, and with `check_lowering` what lowering
-    the scheduled pipeline reveals). Run-time parameters become engine Params (their
-    document values the defaults) unless `runtime_params` is False: then they are
-    constants, as a pipeline specialized to these values."""
+    """Builds and schedules a document for a compile target (its nodes' OpenCL schedules for
+    "opencl", their CPU schedules for any other); DocumentError listing every problem
+    (structure, parameters, connections, port types, schedules, and with `check_lowering`
+    what lowering the scheduled pipeline for that target reveals). Run-time parameters
+    become engine Params (their document values the defaults) unless `runtime_params` is
+    False: then they are constants, as a pipeline specialized to these values."""
     source = source or (str(doc.path) if doc.path is not None else None)
-    built, problems = build_what_can_be_built(doc, runtime_params=runtime_params)
+    built, problems = build_what_can_be_built(doc, runtime_params=runtime_params, target=target)
     if not problems and check_lowering:
-        problems.extend(_lowering_problems(built.graph))
+        problems.extend(_lowering_problems(built.graph, built.target))
     if problems:
         raise DocumentError([format_problem(p) for p in problems], source)
     return built
 
 
-def build_what_can_be_built(doc: Document, *, runtime_params: bool = True) -> tuple[BuiltDocument, list[Problem]]:
-    """Every node that can be built, with the schedules that can be applied, and the problems
-    instead of an error: what a document under edit is inspected with, so that one scratch
-    node not connected yet hides nothing about the others. A node whose problem blocks it
-    (and whatever reads it) is missing from the graph; the outputs are those that built."""
+def check_every_target(doc: Document, *, source: str | None = None) -> BuiltDocument:
+    """Builds and lowers the document with its CPU schedules and, when any node has one, with
+    its OpenCL schedules too (lowering needs no OpenCL device); DocumentError listing every
+    problem of both. Returns the CPU build."""
+    source = source or (str(doc.path) if doc.path is not None else None)
+    problems: list[str] = []
+    built: BuiltDocument | None = None
+    for target in (HOST, *SCHEDULE_TARGETS):
+        if target != HOST and not any(n.schedules.get(target) for n in doc.nodes):
+            continue
+        try:
+            result = build_document(doc, source=source, target=target)
+        except DocumentError as e:
+            problems.extend(p for p in e.problems if p not in problems)
+            continue
+        built = built or result
+    if problems or built is None:
+        raise DocumentError(problems, source)
+    return built
+
+
+def build_what_can_be_built(
+    doc: Document, *, runtime_params: bool = True, target: str = HOST
+) -> tuple[BuiltDocument, list[Problem]]:
+    """Every node that can be built, with the schedules for `target` that can be applied, and
+    the problems instead of an error: what a document under edit is inspected with, so that
+    one scratch node not connected yet hides nothing about the others. A node whose problem
+    blocks it (and whatever reads it) is missing from the graph; the outputs are those that
+    built. Problems of the schedules of other targets are listed but block nothing."""
+    kind = schedule_target(target)
     problems = doc._problems()
     blocked = {p.node for p in problems if p.kind == "node"}
-    unscheduled = {p.node for p in problems if p.kind == "schedule"}
+    unscheduled = {p.node for p in problems if p.kind == "schedule" and p.target == kind}
     built = build_nodes(doc, blocked, problems, runtime=runtime_params)
     problems.extend(_name_clashes(built))
     graph = BuiltGraph(
@@ -178,10 +216,14 @@ def build_what_can_be_built(doc: Document, *, runtime_params: bool = True) -> tu
         {p.name: p for node in built.values() for p in node.scalar_params},
         [n.id for n in doc.nodes if n.id in built and getattr(built[n.id].node_type, "is_output", False)],
     )
+    title = "" if kind == HOST else "OpenCL schedule: "
     for node in doc.nodes:
-        if node.id in built and node.schedule and node.id not in unscheduled:
-            problems.extend(Problem(node.id, "schedule", m) for m in apply_schedule(graph, node.id, node.schedule))
-    return BuiltDocument(doc, graph, runtime_params), problems
+        schedule = node.schedule_for(kind)
+        if node.id in built and schedule and node.id not in unscheduled:
+            problems.extend(
+                Problem(node.id, "schedule", f"{title}{m}", kind) for m in apply_schedule(graph, node.id, schedule)
+            )
+    return BuiltDocument(doc, graph, runtime_params, kind), problems
 
 
 def _name_clashes(built: dict[str, BuiltNode]) -> list[Problem]:
@@ -245,19 +287,19 @@ def build_nodes(
     return built
 
 
-def _lowering_problems(graph: BuiltGraph) -> list[Problem]:
+def _lowering_problems(graph: BuiltGraph, target: str = HOST) -> list[Problem]:
     """What the engine says when it lowers the scheduled pipeline (schedules it refuses)."""
     if not graph.output_ids:
         return []
     try:
-        graph.pipeline().check_schedules()  # every pass; its loop nest is then remembered
+        graph.pipeline().check_schedules(target)  # every pass; its loop nest is then remembered
     except pw.PixelweaveError as e:
-        return [engine_problem(graph, e)]
+        return [engine_problem(graph, e, target)]
     return []
 
 
-def engine_problem(graph: BuiltGraph, error: Exception) -> Problem:
-    """An engine error met while lowering, attributed to the node whose Func it names."""
+def engine_problem(graph: BuiltGraph, error: Exception, target: str = HOST) -> Problem:
+    """An engine error met while lowering for target, attributed to the node whose Func it names."""
     import re
 
     if isinstance(error, pw.ScheduleError):
@@ -265,12 +307,14 @@ def engine_problem(graph: BuiltGraph, error: Exception) -> Problem:
         # "Func `a.out`" names the Func whose schedule is at fault; other names are context
         names = re.findall(r"Func `([A-Za-z_][A-Za-z0-9_]*)\.", text) + re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)\.", text)
         node = next((n for n in names if n in graph.nodes), None)
-        return Problem(node, "schedule", f"the engine refuses the schedule: {error}")
+        which = "schedule" if target == HOST else "OpenCL schedule"
+        return Problem(node, "schedule", f"the engine refuses the {which}: {error}", target)
     return Problem(None, "document", f"the pipeline cannot be compiled: {error}")
 
 
-def open_document(path: str | Path) -> BuiltDocument:
-    """Reads, validates and builds a document file in one step (what the command line uses)."""
+def open_document(path: str | Path, target: str = HOST) -> BuiltDocument:
+    """Reads, validates and builds a document file in one step for a compile target (what the
+    command line uses): the nodes' OpenCL schedules for "opencl", their CPU ones otherwise."""
     from pixelweave.nodes.document import read_document
 
-    return build_document(read_document(path))
+    return build_document(read_document(path), target=target)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from pixelweave.nodes.compositor import Compositor
+from pixelweave.nodes.device_preview import compute_on_device
 from pixelweave.nodes.document import Document
 from pixelweave.nodes.editing import upstream_of
 from pixelweave.nodes.errors import NodeError
@@ -56,17 +57,24 @@ class PreviewComputer:
         scale: int = 1,
         check: Callable[[], None] | None = None,
         progress: Callable[[int, int], None] | None = None,
+        target: str = "host",
+        device: str | None = None,
     ) -> PreviewResult:
         """The node's output (its first port unless `port` is given) on the document's
         sample inputs. DocumentError when the node (or what it reads) has a problem;
         NodeError or an engine error when it cannot run. `check` and `progress` as for
-        Compositor.compute."""
+        Compositor.compute. Target "opencl" computes it on the OpenCL `device` with the
+        document's OpenCL schedules (device_preview.py) instead of stage by stage."""
         start = time.perf_counter()
         stats = self.compositor.stats
         runs, compiles = stats.runs, stats.compiles
         if not doc.has_node(node_id):
             raise NodeError(f"there is no node `{node_id}`")
         used = scale
+        if target == "opencl":
+            array, note = compute_on_device(doc, node_id, port, scale, self.compositor.input_image, device)
+            note = "; ".join(filter(None, [f"computed with OpenCL on {device or 'the default device'}", note]))
+            return self._result(doc, node_id, port, array, used, note, start, runs, compiles)
         try:
             array, note = self.compositor.compute(doc, node_id, port, scale=scale, check=check, progress=progress)
         except (NodeError, pw.InputError, pw.BoundsError, pw.RuntimeFailure):
@@ -76,6 +84,21 @@ class PreviewComputer:
             array, note = self.compositor.compute(doc, node_id, port, scale=1, check=check, progress=progress)
         if used > 1:
             note = "; ".join(filter(None, [f"preview at 1/{used} resolution", note]))
+        return self._result(doc, node_id, port, array, used, note, start, runs, compiles)
+
+    def _result(
+        self,
+        doc: Document,
+        node_id: str,
+        port: str | None,
+        array: np.ndarray,
+        used: int,
+        note: str,
+        start: float,
+        runs: int,
+        compiles: int,
+    ) -> PreviewResult:
+        stats = self.compositor.stats
         port = port or next(iter(self._output_ports(doc, node_id)))
         reference, title = self._reference(doc, node_id, used)
         return PreviewResult(

@@ -79,10 +79,19 @@ class GraphRunner:
             self._pipelines[ids] = pw.Pipeline([self.graph.nodes[i].outputs["out"].func for i in ids])
         return self._pipelines[ids]
 
-    def compile(self, sizes: dict[str, list[int]], target: str = "host", level: str = "full", profile: bool = False):
-        """The compiled callables, one per output group."""
+    def compile(
+        self,
+        sizes: dict[str, list[int]],
+        target: str = "host",
+        level: str = "full",
+        profile: bool = False,
+        device: str | None = None,
+    ):
+        """The compiled callables, one per output group (`device`: the OpenCL device
+        "platform:device" for target "opencl", None for the default one)."""
+        extra = {"device": device} if device is not None else {}
         return [
-            (ids, size, self.pipeline(ids).compile(target, level=level, profile=profile))
+            (ids, size, self.pipeline(ids).compile(target, level=level, profile=profile, **extra))
             for ids, size in self.groups(sizes)
         ]
 
@@ -92,8 +101,10 @@ class GraphRunner:
         params: dict[str, Any] | None = None,
         target: str = "host",
         level: str = "full",
+        device: str | None = None,
     ) -> dict[str, np.ndarray]:
-        """Every output by node id. target "reference" evaluates with the reference evaluator."""
+        """Every output by node id. target "reference" evaluates with the reference evaluator;
+        `device` picks the OpenCL device of target "opencl" ("platform:device")."""
         params = dict(params or {})
         unknown = sorted(set(params) - set(self.graph.scalar_params))
         if unknown:
@@ -109,7 +120,8 @@ class GraphRunner:
             if target == "reference":
                 out = p.realize_reference(size, inputs)
             else:
-                out = p.compile(target, level=level)(size, inputs)
+                extra = {"device": device} if device is not None else {}
+                out = p.compile(target, level=level, **extra)(size, inputs)
             outs = out if isinstance(out, list) else [out]
             results.update(zip(ids, outs, strict=True))
         return results

@@ -126,5 +126,5 @@ def structure_key(doc: Document) -> str:
                 derived = cls.runtime_structure(cls.check_params(node.params))
             except NodeError:
                 derived = None  # refused values: BuiltDocument.update and builds report them
-        nodes.append([node.id, node.type, params, derived, dict(node.inputs), node.schedule])
+        nodes.append([node.id, node.type, params, derived, dict(node.inputs), node.all_schedules()])
     return json.dumps(nodes, sort_keys=True)

@@ -42,11 +42,22 @@ class HistoryEntry:
     result: BenchmarkResult
 
 
-def _benchmark_job(data: dict[str, Any], path: Path | None, runs: int, token: CancelToken, progress: Any) -> Any:
-    """Worker-thread work: build the copied document, read its samples, time it."""
-    built = build_copied_document(data, path, token)
+def _benchmark_job(
+    data: dict[str, Any],
+    path: Path | None,
+    runs: int,
+    token: CancelToken,
+    progress: Any,
+    target: str = "host",
+    device: str | None = None,
+) -> Any:
+    """Worker-thread work: build the copied document for target, read its samples, time it
+    (on the OpenCL device for "opencl": no per-node times there)."""
+    built = build_copied_document(data, path, token, target)
     images = built.sample_inputs()
-    return run_benchmark(built, images, runs=runs, progress=progress, should_stop=token.check)
+    return run_benchmark(
+        built, images, runs=runs, progress=progress, should_stop=token.check, target=target, device=device
+    )
 
 
 def thread_count() -> int:
@@ -224,6 +235,7 @@ class BenchmarkPanel(QtWidgets.QWidget):
         self._running = False
         self._history: list[HistoryEntry] = []
         self._pending: tuple[dict[str, Any], str] | None = None
+        self.target, self.device = "host", None  # what Run times: the editor's target
 
         self.runs = QtWidgets.QSpinBox()
         self.runs.setRange(1, 10_000)
@@ -334,6 +346,10 @@ class BenchmarkPanel(QtWidgets.QWidget):
         self._document = document
         self._update_buttons()
 
+    def set_target(self, target: str, device: str | None = None) -> None:
+        """Time the document for target ("host" or "opencl", on `device`) from the next Run."""
+        self.target, self.device = target, device
+
     def clear_results(self) -> None:
         """Another document: the Results tab no longer shows the last one's numbers (the history
         keeps every run, with its document's name)."""
@@ -361,6 +377,7 @@ class BenchmarkPanel(QtWidgets.QWidget):
             return
         data = copy.deepcopy(self._document.to_json())
         path, runs = self._document.path, self.runs.value()
+        target, device = self.target, self.device
         self._pending = (data, self._document.name)
         self._running = True
         self.message.hide()
@@ -370,7 +387,7 @@ class BenchmarkPanel(QtWidgets.QWidget):
         self._update_buttons()
         self.jobs.submit(
             LANE,
-            lambda token, progress: _benchmark_job(data, path, runs, token, progress),
+            lambda token, progress: _benchmark_job(data, path, runs, token, progress, target, device),
             done=self._on_done,
             failed=self._on_failed,
             progress=self._on_progress,
@@ -424,7 +441,8 @@ class BenchmarkPanel(QtWidgets.QWidget):
         self._show_result(result)
         if pending is not None:
             data, name = pending
-            self._add_history(HistoryEntry(time.strftime("%H:%M:%S"), name, schedule_summary(data), data, result))
+            summary = schedule_summary(data, result.target)
+            self._add_history(HistoryEntry(time.strftime("%H:%M:%S"), name, summary, data, result))
         self.finished.emit(result)
 
     def _on_failed(self, error: BaseException, traceback_text: str) -> None:

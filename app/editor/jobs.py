@@ -208,10 +208,11 @@ class JobRunner(QtCore.QObject):
                 self.busy_changed.emit(False)
 
 
-def build_copied_document(data: dict[str, Any], path: Any, token: CancelToken) -> Any:
+def build_copied_document(data: dict[str, Any], path: Any, token: CancelToken, target: str = "host") -> Any:
     """Worker-thread work of the panels that run a copy of the document: build what its
-    outputs read (a scratch node not connected yet is no reason to refuse), with sample
-    images found relative to `path`, the original document's file."""
+    outputs read (a scratch node not connected yet is no reason to refuse) with the
+    schedules of `target`, with sample images found relative to `path`, the original
+    document's file."""
     from pixelweave.nodes.document import Document
     from pixelweave.nodes.output_part import output_part
     from pixelweave.nodes.pipeline_build import build_document
@@ -219,7 +220,7 @@ def build_copied_document(data: dict[str, Any], path: Any, token: CancelToken) -
     doc = Document.from_json(data)
     doc.path = path
     token.check()
-    built = build_document(output_part(doc)[0])
+    built = build_document(output_part(doc)[0], target=target)
     token.check()
     return built
 

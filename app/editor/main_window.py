@@ -97,11 +97,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self._preview_text = ""  # the time label: the preview's time, then the fused pipeline's
         self._fused_text = ""
         self._reported: set[str] = set()
+        self.target, self.device = "host", None  # what the schedule panel, previews, loop nest and benchmark use
         self.autosave = Autosave(config_directory() / "autosave")
 
         self.canvas = GraphCanvas(self.session, self)
         self.setCentralWidget(self.canvas.widget)
         self._make_docks()
+        self._make_target_bar()
         self._make_actions()
         self._make_status_bar()
         self._connect()
@@ -180,6 +182,48 @@ class MainWindow(QtWidgets.QMainWindow):
         action.triggered.connect(lambda _checked=False: slot())
         menu.addAction(action)
         return action
+
+    def _make_target_bar(self) -> None:
+        """The target selector: the host CPU and each usable OpenCL device."""
+        from pixelweave.nodes.targets import target_choices
+
+        bar = self.addToolBar("Target")
+        bar.setObjectName("target_toolbar")
+        bar.addWidget(QtWidgets.QLabel(" Target: "))
+        self.target_combo = QtWidgets.QComboBox()
+        self.target_combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
+        for choice in target_choices():
+            self.target_combo.addItem(choice.label, choice)
+        self.target_combo.setToolTip(
+            "Where the pipeline runs: the schedule panel edits this target's schedules, and the preview, "
+            "loop nest and benchmark use them"
+        )
+        self.target_combo.currentIndexChanged.connect(self._on_target_chosen)
+        bar.addWidget(self.target_combo)
+
+    def set_target(self, target: str, device: str | None = None) -> None:
+        """Chooses the target ("host" or "opencl"; for OpenCL, `device` or the first listed)."""
+        for i in range(self.target_combo.count()):
+            choice = self.target_combo.itemData(i)
+            if choice.target == target and (device is None or choice.device == device):
+                self.target_combo.setCurrentIndex(i)
+                return
+        raise NodeError(f"target {target!r}{f' on device {device}' if device else ''} is not available here")
+
+    def _on_target_chosen(self, index: int) -> None:
+        choice = self.target_combo.itemData(index)
+        if choice is None or (choice.target, choice.device) == (self.target, self.device):
+            return
+        self.target, self.device = choice.target, choice.device
+        self.schedule.set_target(self.target)
+        self.benchmark.set_target(self.target, self.device)
+        self.inspection = Inspection()
+        self._show_schedule()
+        self._mark_out_of_date()
+        self.report("info", f"target: {choice.label}")
+        self._analysis_timer.start()
+        self._preview_scale = 1
+        self._preview_timer.start()
 
     def _make_actions(self) -> None:
         keys = QtGui.QKeySequence.StandardKey
@@ -348,8 +392,9 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         node = self.session.document.node(self.current)
         # until the background inspection reports this node's loops, show its Funcs without them
-        loops = self.inspection.loops.get(node.id) or {key: [] for key in node.schedule} or {"out": []}
-        self.schedule.show_node(node.id, loops, dict(node.schedule), self.inspection.levels.get(node.id, {}))
+        schedule = node.schedule_for(self.target)
+        loops = self.inspection.loops.get(node.id) or {key: [] for key in schedule} or {"out": []}
+        self.schedule.show_node(node.id, loops, dict(schedule), self.inspection.levels.get(node.id, {}))
 
     def _show_problems_of_current(self) -> None:
         if self.current is None:
@@ -384,7 +429,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_schedule_edited(self, node_id: str, schedule: dict) -> None:
         try:
-            self.session.set_schedule(node_id, schedule)
+            self.session.set_schedule(node_id, schedule, self.target)
         except NodeError as e:
             self.schedule.set_problem(e.detail)
 
@@ -475,18 +520,22 @@ class MainWindow(QtWidgets.QMainWindow):
             self._analysis_timer.start()
             return
         doc = _copy(self.session.document)
-        generation = self._generation
+        generation, target = self._generation, self.target
 
         def work(token: Any, progress: Any) -> Inspection:
             # the loop nest is shown as soon as lowering has made it, before the later passes
             return inspect_document(
-                doc, statement=False, check=token.check, on_loop_nest=lambda text: progress(1, 2, text)
+                doc,
+                statement=False,
+                check=token.check,
+                on_loop_nest=lambda text: progress(1, 2, text),
+                target=target,
             )
 
         self.jobs.submit(
             "analysis",
             work,
-            done=self._on_analysis,
+            done=lambda inspection: target == self.target and self._on_analysis(inspection),
             failed=self._job_failed,
             progress=lambda _done, _total, text: self._on_early_loop_nest(text, generation),
         )
@@ -496,7 +545,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.loop_nest.mode_button.isChecked():
 
             def printing(token: Any, progress: Any) -> Inspection:
-                return inspect_document(doc, statement=True, check=token.check)
+                return inspect_document(doc, statement=True, check=token.check, target=target)
 
             self.jobs.submit(
                 "statement", printing, done=lambda i: self._on_statement(i, generation), failed=self._job_failed
@@ -547,13 +596,13 @@ class MainWindow(QtWidgets.QMainWindow):
         loop nest) and times one run: the code is then cached for the benchmark and export."""
         from pixelweave.nodes.pipeline_build import build_document
 
-        doc = _copy(self.session.document)
+        doc, target, device = _copy(self.session.document), self.target, self.device
 
         def work(token: Any, progress: Any) -> float:
-            built = build_document(doc, check_lowering=False)
+            built = build_document(doc, check_lowering=False, target=target)
             images = built.sample_inputs()
             sizes = built.output_sizes(images)
-            compiled = built.runner.compile(sizes)
+            compiled = built.runner.compile(sizes, target, device=device)
             token.check()
             start = time.perf_counter()
             for _, size, fn in compiled:
@@ -580,12 +629,18 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.current is None:
             return
         doc, node_id, scale = _copy(self.session.document), self.current, self._preview_scale
-        computer = self.previews
+        computer, target, device = self.previews, self.target, self.device
         self.preview.set_busy(True)
 
         def work(token: Any, progress: Any) -> PreviewResult:
             return computer.compute(
-                doc, node_id, scale=scale, check=token.check, progress=lambda done, total: progress(done, total, "")
+                doc,
+                node_id,
+                scale=scale,
+                check=token.check,
+                progress=lambda done, total: progress(done, total, ""),
+                target=target,
+                device=device,
             )
 
         def failed(error: BaseException, _trace: str) -> None:
@@ -598,7 +653,11 @@ class MainWindow(QtWidgets.QMainWindow):
         def progress(done: int, total: int, _text: str) -> None:
             shown.set_progress(done, total)
 
-        self.jobs.submit("preview", work, done=self._on_preview, failed=failed, progress=progress)
+        def done(result: PreviewResult) -> None:
+            if target == self.target:  # else the picture of the target chosen before: a new one is coming
+                self._on_preview(result)
+
+        self.jobs.submit("preview", work, done=done, failed=failed, progress=progress)
 
     def _on_preview(self, result: PreviewResult) -> None:
         self.preview.set_busy(False)

@@ -2,7 +2,9 @@
 chosen Func's directives (remove, move), presets and a raw Halide-style text field; below
 them the automatic scheduler (autoschedule_panel).
 
-It edits plain data (the node's schedule dict) and emits the whole new schedule; parsing,
+It edits one of the node's schedules, the one of the editor's target (`set_target`: the CPU
+schedule for the host, the OpenCL schedule for an OpenCL device, where the GPU mapping
+controls are live), as plain data, and emits the whole new schedule; parsing,
 formatting and static checks live in nodes (schedule_text, schedule_spec), the engine's
 verdict comes back through `set_problem`."""
 
@@ -26,6 +28,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 Schedule = dict[str, list[list[Any]]]
 COMPUTE = ("compute_root", "compute_inline", "compute_at")
 STORE = ("store_root", "store_at")
+NO_LOOP = "(none)"
 
 
 def _combo(items: list[str] | tuple[str, ...] = ()) -> QtWidgets.QComboBox:
@@ -63,6 +66,7 @@ class SchedulePanel(QtWidgets.QWidget):
         self.funcs: dict[str, list[str]] = {}
         self.schedule: Schedule = {}
         self.levels: dict[str, list[tuple[str, list[str]]]] = {}
+        self.target = "host"
 
         self.title = QtWidgets.QLabel("No node selected")
         self.title.setStyleSheet("font-weight: bold;")
@@ -101,6 +105,7 @@ class SchedulePanel(QtWidgets.QWidget):
         layout.addWidget(self.problem)
         layout.addWidget(tabs, 1)
         self.clear()
+        self.set_target("host")
 
     # ------------------------------------------------------------------ building the UI
     def _controls_page(self) -> QtWidgets.QWidget:
@@ -177,6 +182,11 @@ class SchedulePanel(QtWidgets.QWidget):
             ],
             self.gpu_button,
         )
+        self.threads_x, self.threads_y = _combo(), _combo()
+        self.threads_button = QtWidgets.QPushButton("Add", clicked=self._add_gpu_threads)
+        add("GPU threads", [self.threads_x, self.threads_y], self.threads_button)
+        self.gpu_controls = [self.gpu_x, self.gpu_y, self.gpu_xsize, self.gpu_ysize, self.gpu_button,
+                             self.threads_x, self.threads_y, self.threads_button]  # fmt: skip
         form.setColumnStretch(1, 1)
 
         self.directive_list = QtWidgets.QListWidget()
@@ -243,7 +253,7 @@ class SchedulePanel(QtWidgets.QWidget):
         self.node_id, self.funcs = node_id, {k: list(v) for k, v in funcs.items()}
         self.schedule = copy.deepcopy(schedule)
         self.levels = {key: [(ref, list(loops)) for ref, loops in pairs] for key, pairs in levels.items()}
-        self.title.setText(f"Schedule of `{node_id}`")
+        self._show_title()
         self.auto.set_node(node_id)
         keys = list(self.funcs) + [k for k in self.schedule if k not in self.funcs]
         self.func_combo.blockSignals(True)
@@ -258,6 +268,29 @@ class SchedulePanel(QtWidgets.QWidget):
         self._set_enabled(bool(keys))
         self._refresh_func()
         self._refresh_text()
+
+    def set_target(self, target: str) -> None:
+        """Edit the schedules of target ("host": the CPU ones, "opencl"): the GPU mapping
+        controls are live only for OpenCL, presets and the automatic scheduler (which write
+        CPU schedules) only for the host."""
+        self.target = target
+        gpu = target == "opencl"
+        tip = "" if gpu else "GPU mapping needs an OpenCL target: choose an OpenCL device in the Target selector"
+        for w in self.gpu_controls:
+            w.setEnabled(gpu)
+            w.setToolTip(tip)
+        for w in (self.preset_combo, self.preset_button):
+            w.setEnabled(not gpu)
+            w.setToolTip("Presets write CPU schedules: choose Host CPU as the target" if gpu else "")
+        self.tabs.setTabEnabled(2, not gpu)
+        self._show_title()
+
+    def _show_title(self) -> None:
+        if self.node_id is None:
+            self.title.setText("No node selected")
+            return
+        which = "OpenCL schedule" if self.target == "opencl" else "Schedule"
+        self.title.setText(f"{which} of `{self.node_id}`")
 
     def clear(self) -> None:
         """No node selected: every control disabled."""
@@ -304,7 +337,8 @@ class SchedulePanel(QtWidgets.QWidget):
         for box in (self.split_loop, self.vector_loop, self.unroll_loop, self.parallel_loop):
             box.clear()
             box.addItems(loops)
-        for box, want in ((self.tile_x, "x"), (self.tile_y, "y"), (self.gpu_x, "x"), (self.gpu_y, "y")):
+        pairs = (self.tile_x, "x"), (self.tile_y, "y"), (self.gpu_x, "x"), (self.gpu_y, "y")
+        for box, want in (*pairs, (self.threads_x, "x"), (self.threads_y, "y")):
             box.clear()
             box.addItems(loops)
             if want in loops:
@@ -312,6 +346,9 @@ class SchedulePanel(QtWidgets.QWidget):
             elif len(loops) > 1 and want == "y":
                 box.setCurrentIndex(1)
         self.reorder_edit.setText(", ".join(loops))
+        self.threads_y.insertItem(0, NO_LOOP)
+        if "y" not in loops:
+            self.threads_y.setCurrentIndex(0)
         self._fill_levels(is_update)
 
     def _levels(self) -> list[tuple[str, list[str]]]:
@@ -452,6 +489,13 @@ class SchedulePanel(QtWidgets.QWidget):
         bx, by = _fresh("bx", loops), _fresh("by", loops)
         tx, ty = _fresh("tx", loops), _fresh("ty", loops)
         self._append(["gpu_tile", x, y, bx, by, tx, ty, self.gpu_xsize.value(), self.gpu_ysize.value()])
+
+    def _add_gpu_threads(self) -> None:
+        x, y = self.threads_x.currentText(), self.threads_y.currentText()
+        if x == y:
+            self.set_problem("GPU threads needs two different loops (or none as the second)")
+            return
+        self._append(["gpu_threads", x] + ([] if y == NO_LOOP else [y]))
 
     def _remove(self) -> None:
         row = self.directive_list.currentRow()

@@ -100,10 +100,32 @@ def test_split_tile_vectorize_parallel_unroll_reorder_gpu(qtbot):
     _, s = emitted(qtbot, panel, lambda: qtbot.mouseClick(panel.tile_button, LEFT))
     assert s["blur_x"] == [["tile", "x", "y", "xo", "yo", "xi", "yi", 32, 8]]
     assert len(s["out"]) == 5  # the whole schedule of the node is emitted
+    assert not panel.gpu_button.isEnabled()  # GPU mapping is for the OpenCL schedules
+    panel.set_target("opencl")
     panel.gpu_x.setCurrentText("xo")
     panel.gpu_y.setCurrentText("yo")
     _, s = emitted(qtbot, panel, lambda: qtbot.mouseClick(panel.gpu_button, LEFT))
     assert s["blur_x"][-1] == ["gpu_tile", "xo", "yo", "bx", "by", "tx", "ty", 16, 16]
+
+
+def test_gpu_controls_are_live_for_the_opencl_target_only(qtbot):
+    panel = make(qtbot)
+    assert not panel.gpu_button.isEnabled() and not panel.threads_button.isEnabled()
+    assert panel.preset_button.isEnabled() and panel.tabs.isTabEnabled(2)
+    panel.set_target("opencl")
+    assert panel.title.text() == "OpenCL schedule of `sharpen`"
+    assert panel.gpu_button.isEnabled() and panel.threads_button.isEnabled()
+    assert not panel.preset_button.isEnabled() and not panel.tabs.isTabEnabled(2)  # they write CPU schedules
+    panel.func_combo.setCurrentText("blur_x")
+    assert (panel.threads_x.currentText(), panel.threads_y.currentText()) == ("x", "y")
+    _, s = emitted(qtbot, panel, lambda: qtbot.mouseClick(panel.threads_button, LEFT))
+    assert s == {"blur_x": [["gpu_threads", "x", "y"]]}
+    panel.threads_y.setCurrentText("(none)")
+    panel.threads_x.setCurrentText("c")
+    _, s = emitted(qtbot, panel, lambda: qtbot.mouseClick(panel.threads_button, LEFT))
+    assert s["blur_x"][-1] == ["gpu_threads", "c"]
+    panel.set_target("host")
+    assert panel.title.text() == "Schedule of `sharpen`" and not panel.gpu_button.isEnabled()
 
 
 def test_directive_list_remove_and_move(qtbot):

@@ -204,7 +204,7 @@ def test_node_structure_problems(folder):
     data["nodes"].append({"type": "output"})
     problems = _problems(write_document(folder / "doc.json", data))
     assert problems == [
-        "node `input`: unknown key 'colour' (known: id, type, params, inputs, schedule, position)",
+        "node `input`: unknown key 'colour' (known: id, type, params, inputs, schedule, schedules, position)",
         "node `blur`: \"position\" must be [x, y] numbers, got [1, '2']",
         'node `result`: "inputs" must be an object mapping ports to "node.port", got [\'blur.out\']',
         "node 4 must be an object, got 'a node'",
