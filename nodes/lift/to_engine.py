@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from pixelweave.nodes.lift import symbolic as S
 from pixelweave.nodes.lift.model import Lifted, Version
+from pixelweave.nodes.lift.narrowing import Narrower, worth_narrowing
 from pixelweave.nodes.lift.stages import COL, ROW
 from pixelweave.nodes.lift.symbolic import Tree
 
@@ -103,6 +104,7 @@ class _Builder:
         self.rvars: dict[str, Any] = {}
         self.acc_funcs: dict[str, pw.Func] = {}
         self.self_ref: tuple[str, pw.Func] | None = None
+        self.narrower = Narrower(self.expr, self.plain_expr, lifted.bounds())
 
     # ---- names -------------------------------------------------------------------------------
 
@@ -211,7 +213,21 @@ class _Builder:
 
     # ---- expressions ------------------------------------------------------------------------
 
-    def expr(self, e: Tree) -> Any:  # noqa: C901 - one case per tree form
+    def expr(self, e: Tree) -> Any:
+        """The engine expression of a tree: 32-bit arithmetic whose values fit in 16 bits
+        computed in 16 bits (narrowing.py says why that is exact)."""
+        if worth_narrowing(e):
+            narrow = self.narrower.exact(e)
+            if narrow is not None:
+                return pw.cast(PW_TYPES[e[1]], narrow)
+        elif e[0] == "cmp":
+            narrow = self.narrower.compare(e)
+            if narrow is not None:
+                return narrow
+        return self.plain_expr(e)
+
+    def plain_expr(self, e: Tree) -> Any:  # noqa: C901 - one case per tree form
+        """The engine expression of a tree in C's types (its children may be narrowed)."""
         kind, t = e[0], e[1]
         ty = PW_TYPES[t]
         if kind == "const":
