@@ -36,9 +36,9 @@ def narrow_type(interval: tuple[int, int] | None) -> str | None:
     if interval is None:
         return None
     lo, hi = interval
-    if 0 <= lo and hi <= 0xFFFF:
+    if lo >= 0 and hi <= 0xFFFF:
         return "u16"
-    if -0x8000 <= lo and hi <= 0x7FFF:
+    if lo >= -0x8000 and hi <= 0x7FFF:
         return "i16"
     return None
 
@@ -72,7 +72,7 @@ class Narrower:
         n = narrow_type(self.interval(e))
         return None if n is None else self.modular(e, n)
 
-    def modular(self, e: Tree, n: str) -> Any:  # noqa: C901 - one case per tree form
+    def modular(self, e: Tree, n: str) -> Any:
         """An expression of 16-bit type n equal to e modulo 2^16."""
         ty = NARROW[n]
         kind, t = e[0], e[1]
@@ -137,7 +137,7 @@ class Narrower:
         if op == ">>" and rb[0] == rb[1] and 0 <= rb[0] < 16:
             return self.modular(e[3], m) >> pw.cast(NARROW[m], rb[0])
         positive = ra[0] >= 0 and rb[0] > 0
-        if op in ("/", "%") and positive or op in ("fdiv", "fmod") and rb[0] > 0:
+        if (op in ("/", "%") and positive) or (op in ("fdiv", "fmod") and rb[0] > 0):
             # C's truncation and the engine's Euclidean division agree for these operands
             a, b = self.modular(e[3], m), self.modular(e[4], m)
             return a / b if op in ("/", "fdiv") else a % b
@@ -148,11 +148,22 @@ class Narrower:
         a, b = e[3], e[4]
         if S.type_of(a) not in _WIDE or not (worth_narrowing(a) or worth_narrowing(b)):
             return None
+        if not (self._narrows(a) and self._narrows(b)):
+            return None  # an operand would be computed in 32 bits and cast: no saving
         m = narrow_type(self._union(a, b))
         if m is None:
             return None
         x, y = self.modular(a, m), self.modular(b, m)
         return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y, "!=": x != y}[e[2]]
+
+    def _narrows(self, e: Tree) -> bool:
+        """Whether e's own operator can be computed in 16 bits."""
+        kind = e[0]
+        if kind in ("const", "aff", "cast", "load", "sym") or (kind == "bin" and e[2] in _MODULAR_BINARY):
+            return True
+        if kind == "bin":
+            return self.interval(e[3]) is not None and self.interval(e[4]) is not None
+        return kind == "select"
 
     def _union(self, a: Tree, b: Tree) -> tuple[int, int] | None:
         ra, rb = self.interval(a), self.interval(b)

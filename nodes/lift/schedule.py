@@ -94,8 +94,7 @@ def _grows_with_parameters(lifted, buffer: str) -> tuple[bool, bool]:
 
     def grows(address) -> bool:
         return any(
-            sym in lifted.loops and S.interval(lifted.loops[sym], lifted.bounds()) is None
-            for sym in S.symbols(address)
+            sym in lifted.loops and S.interval(lifted.loops[sym], lifted.bounds()) is None for sym in S.symbols(address)
         )
 
     writes = [w for w in lifted.writes if w[0] == buffer]
