@@ -47,7 +47,7 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
     """Schedule every Func of a lifted pipeline (see the module's docstring)."""
     lifted = engine.lifted
     outputs = [f for f in engine.outputs.values() if f.dimensions() == 2]
-    strip_of: dict[str, tuple[pw.Func, pw.Var]] = {}
+    strip_of: dict[str, tuple[pw.Func, pw.Var, pw.Var]] = {}
     for name, out in engine.outputs.items():
         if out.dimensions() != 2 or out.has_update_definition():
             continue
@@ -59,16 +59,17 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
         out.split(row, strip, within, STRIP_ROWS, pw.TailStrategy.GUARD_WITH_IF).parallel(strip)
         if many_cols:
             out.vectorize(col, vector_lanes(lifted.buffers[name].elem))
-        strip_of[name] = (out, strip)
+        strip_of[name] = (out, strip, within)
     single = next(iter(strip_of.values())) if len(strip_of) == 1 and len(outputs) == 1 else None
     for tag, func in engine.funcs.items():
         if any(func is f for f in engine.outputs.values()):
             continue
         if tag in lifted.accumulators:
             if func.dimensions() == 2 and single is not None:
-                out, _ = single
-                func.compute_at(out, out.args()[1]).vectorize(func.args()[0], 16)
-                func.update(0).vectorize(func.args()[0], 16)
+                out, _, within = single
+                lanes = vector_lanes(lifted.accumulators[tag].type)
+                func.compute_at(out, within).vectorize(func.args()[0], lanes)
+                func.update(0).vectorize(func.args()[0], lanes)
             continue
         version = lifted.versions.get(tag)
         if version is None or version.kind != "pure" or version.dims or func.has_update_definition():
@@ -81,7 +82,7 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
         col, row = func.args()
         lanes = vector_lanes(buffer.elem)
         if single is not None:
-            out, strip = single
+            out, strip, _ = single
             func.compute_at(out, strip).vectorize(col, lanes)
         else:
             func.compute_root().parallel(row).vectorize(col, lanes)
