@@ -214,12 +214,27 @@ def _merge(pieces: list[Piece]) -> list[Piece]:
                     S.compare(">=", c, base),
                     S.compare("<", c, S.arith("+", base, S.arith("*", trip, S.const(INDEX, n)))),
                 )
-                out.append(Piece(p.value, merged, p.line, p.region))
+                out.append(Piece(_lane_select(lanes, base, n), merged, p.line, p.region))
                 i += n
                 continue
         out.append(p)
         i += 1
     return out
+
+
+def _lane_select(lanes: list[Piece], base: Tree, n: int) -> Tree:
+    """The value of merged lanes: the common value, or (lanes that store different values,
+    such as a channel swap) a select on the column's lane, so that the stage has one range
+    test and one remainder per element instead of one of each per lane."""
+    values = {q.value for q in lanes}
+    if len(values) == 1:
+        return lanes[0].value
+    by_residue = sorted(lanes, key=_residue)
+    lane = ("bin", INDEX, "fmod", S.arith("-", S.sym(INDEX, COL), base), S.const(INDEX, n))
+    value = by_residue[-1].value
+    for q in reversed(by_residue[:-1]):
+        value = S.select(S.compare("==", lane, S.const(INDEX, _residue(q))), q.value, value)
+    return value
 
 
 def _lane_form(p: Piece):
@@ -242,7 +257,7 @@ def _same_but_lane(lanes: list[Piece], sym: str) -> bool:
     first = lanes[0]
     keep = {k: v for k, v in first.conditions.items() if not k.startswith("col_")}
     for q in lanes[1:]:
-        if q.value != first.value or _base(q) != _base(first):
+        if S.type_of(q.value) != S.type_of(first.value) or _base(q) != _base(first):
             return False
         if {k: v for k, v in q.conditions.items() if not k.startswith("col_")} != keep:
             return False
