@@ -82,7 +82,10 @@ class LiftedPipeline:
             cols, rows = written_extent(lifted, name, scalars)
             if cols <= 0 or rows <= 0:
                 continue
-            out = pw.Pipeline(func).realize([cols, rows], inputs)
+            pipeline = pw.Pipeline(func)
+            # each output's pipeline reads only some inputs (another output's buffer is not one)
+            known = {im.name() for im in pipeline.images} | {p.name for p in pipeline.params}
+            out = pipeline.realize([cols, rows], {k: v for k, v in inputs.items() if k in known})
             nrows, stride = buffer_layout(lifted, name, scalars, buffers[name].size)
             elem = lifted.buffers[name].elem
             view = buffers[name][: nrows * stride * ELEM_BYTES[elem]].view(NP_TYPES[elem]).reshape(nrows, stride)
