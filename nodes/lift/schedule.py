@@ -15,7 +15,9 @@ schedule follows from that:
 - temporaries: computed per strip of the output's rows (the rows the strip needs, halo
   included), vectorized the same way, so they stay in cache;
 - per-pixel reductions: computed per output row, vectorized across it;
-- scatters (histograms) and whole-image reductions: the default (serial) schedule.
+- whole-image reductions (a sum, a maximum): rfactor over the columns, so the rows are
+  accumulated with vectors across them, then the columns reduced;
+- scatters (histograms): the default (serial) schedule.
 
 Only a single 2-D output is scheduled this way; other shapes keep outputs and temporaries at
 root with rows in parallel.
@@ -65,7 +67,9 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
         if any(func is f for f in engine.outputs.values()):
             continue
         if tag in lifted.accumulators:
-            if func.dimensions() == 2 and single is not None:
+            if func.dimensions() == 0:
+                _columns_then_total(func)
+            elif func.dimensions() == 2 and single is not None:
                 out, _, within = single
                 lanes = vector_lanes(lifted.accumulators[tag].type)
                 func.compute_at(out, within).vectorize(func.args()[0], lanes)
@@ -86,6 +90,24 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
             func.compute_at(out, strip).vectorize(col, lanes)
         else:
             func.compute_root().parallel(row).vectorize(col, lanes)
+
+
+def _columns_then_total(func: pw.Func) -> None:
+    """A whole-image reduction (a sum or a maximum over rows and columns) as Halide's rfactor
+    over the columns: an intermediate per column, updated row after row with vectors across
+    the row (dense loads), then reduced to the total. Left serial where rfactor refuses it
+    (an update that is not an associative reduction over a 2-D RDom)."""
+    rdom = func.updates()[0].rdom if func.updates() else None
+    if rdom is None or len(rdom.vars) != 2:
+        return
+    rx, ry = rdom.vars
+    column, outer, lane = pw.Var("column"), pw.Var("column_o"), pw.Var("column_v")
+    try:
+        columns = func.update(0).rfactor([(rx, column)])
+    except pw.ScheduleError:
+        return
+    columns.compute_root().vectorize(column, 16)
+    columns.update(0).split(column, outer, lane, 16).reorder(lane, outer, ry).vectorize(lane)
 
 
 def _grows_with_parameters(lifted, buffer: str) -> tuple[bool, bool]:
