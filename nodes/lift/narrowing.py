@@ -12,8 +12,12 @@ compiler does when it vectorizes the original). Two facts make narrowing exact:
   true values: narrowed only when each operand's range fits the 16-bit type they are
   computed in.
 
-The differential tests (verify.py) compare every lifted function with the C bit for bit, so a
-wrong narrowing shows there.
+Narrowing starts where C converts a 32-bit value to an 8- or 16-bit element (a store, a
+cast), which needs only the value's low 16 bits, and at comparisons of values that fit; it
+goes down the tree as far as the rules allow, and a subtree they stop at is computed in 32
+bits and truncated. Arithmetic inside wider computations (a 64-bit blend with opacity) is
+left as C wrote it. The differential tests (verify.py) compare every lifted function with
+the C bit for bit, so a wrong narrowing shows there.
 """
 
 from __future__ import annotations
@@ -44,9 +48,10 @@ def narrow_type(interval: tuple[int, int] | None) -> str | None:
 
 
 def worth_narrowing(e: Tree) -> bool:
-    """Whether a 32-bit tree does arithmetic (a sum of products or an operator), so that
-    computing it in 16 bits saves work rather than adding casts."""
-    if e[1] not in _WIDE:
+    """Whether a 32-bit tree does arithmetic on pixels (a sum of products or an operator over
+    loaded values), so that computing it in 16 bits saves work per pixel rather than adding
+    casts (arithmetic on parameters alone is done once, not per pixel)."""
+    if e[1] not in _WIDE or not S.has_kind(e, ("load",)):
         return False
     kind = e[0]
     if kind == "aff":
@@ -66,11 +71,6 @@ class Narrower:
 
     def interval(self, e: Tree) -> tuple[int, int] | None:
         return S.interval(e, self.bounds)
-
-    def exact(self, e: Tree) -> Any | None:
-        """e computed in 16 bits when its value always fits them (None otherwise)."""
-        n = narrow_type(self.interval(e))
-        return None if n is None else self.modular(e, n)
 
     def modular(self, e: Tree, n: str) -> Any:
         """An expression of 16-bit type n equal to e modulo 2^16."""
@@ -157,13 +157,15 @@ class Narrower:
         return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y, "!=": x != y}[e[2]]
 
     def _narrows(self, e: Tree) -> bool:
-        """Whether e's own operator can be computed in 16 bits."""
+        """Whether e's own operator can be computed in 16 bits (a comparison's operand)."""
         kind = e[0]
         if kind in ("const", "aff", "cast", "load", "sym") or (kind == "bin" and e[2] in _MODULAR_BINARY):
             return True
         if kind == "bin":
-            return self.interval(e[3]) is not None and self.interval(e[4]) is not None
-        return kind == "select"
+            return narrow_type(self._union(e[3], e[4])) is not None
+        if kind == "select":
+            return narrow_type(self._union(e[3], e[4])) is not None
+        return kind == "un" and e[2] in ("neg", "bnot")
 
     def _union(self, a: Tree, b: Tree) -> tuple[int, int] | None:
         ra, rb = self.interval(a), self.interval(b)
