@@ -142,3 +142,15 @@ void k(const uint8_t *a, const uint16_t *p, const uint16_t *q, uint8_t *out, uin
     wide = str(lift.engine.outputs["wide"].value())
     assert "uint32(" in wide and "(uint16)65535" not in wide
     assert differential(lift, trials=6).held
+
+
+def test_lanes_that_store_different_values_or_start_past_the_row_merge_into_one_piece():
+    # a channel swap: four lanes, four values, one piece selecting on the lane
+    swap = lift_c(CORPUS / "point.c", "swap_rb")
+    (piece,) = swap.lifted.versions["dst@1"].pieces
+    assert piece.value[0] == "select"
+    # SSE lanes stored from column 1: residues 1..7 over one base and 0 over the next
+    box = lift_c(CORPUS / "sse2.c", "sse2_box3_horizontal16")
+    assert len(box.lifted.versions["dst@1"].pieces) == 1
+    for lift in (swap, box):
+        assert differential(lift, trials=6).held
