@@ -202,11 +202,13 @@ def _merge(pieces: list[Piece]) -> list[Piece]:
         sym, n = a
         lanes = pieces[i : i + n]
         if len(lanes) == n and all(_lane_form(q) == (sym, n) for q in lanes) and _same_but_lane(lanes, sym):
-            residues = sorted(_residue(q) for q in lanes)
-            if residues == list(range(n)):
+            offsets = _lane_offsets(lanes)
+            if offsets is not None and sorted(offsets) == list(range(min(offsets), min(offsets) + n)):
+                # lanes at base + lo .. base + lo + n - 1: one range from the first of them
+                lo = min(offsets)
                 merged = dict(p.conditions)
                 merged.pop("col_div", None)
-                base = _base(p)
+                base = S.arith("+", _base(p), S.const(INDEX, lo))
                 trip = _trip_of(p, sym)
                 c = S.sym(INDEX, COL)
                 merged[f"col_range_{sym}"] = S.logic(
@@ -214,12 +216,43 @@ def _merge(pieces: list[Piece]) -> list[Piece]:
                     S.compare(">=", c, base),
                     S.compare("<", c, S.arith("+", base, S.arith("*", trip, S.const(INDEX, n)))),
                 )
-                out.append(Piece(p.value, merged, p.line, p.region))
+                residues = [o - lo for o in offsets]
+                out.append(Piece(_lane_select(lanes, residues, base, n), merged, p.line, p.region))
                 i += n
                 continue
         out.append(p)
         i += 1
     return out
+
+
+def _lane_offsets(lanes: list[Piece]) -> list[int] | None:
+    """Each lane's first column relative to the first lane's base (its residue plus how far its
+    base is from the first lane's), or None when the bases differ by more than a constant. SSE
+    lanes stored from column 1 (`x = 1; x + 8 <= n; x += 8`) have residues 1..7 over one base
+    and 0 over the next: eight consecutive columns all the same."""
+    first = _base(lanes[0])
+    offsets = []
+    for q in lanes:
+        shift = S.constant_value(S.arith("-", _base(q), first))
+        if shift is None:
+            return None
+        offsets.append(int(shift) + _residue(q))
+    return offsets
+
+
+def _lane_select(lanes: list[Piece], residues: list[int], base: Tree, n: int) -> Tree:
+    """The value of merged lanes: the common value, or (lanes that store different values,
+    such as a channel swap) a select on the column's lane, so that the stage has one range
+    test and one remainder per element instead of one of each per lane."""
+    values = {q.value for q in lanes}
+    if len(values) == 1:
+        return lanes[0].value
+    by_residue = sorted(zip(residues, (q.value for q in lanes), strict=True))
+    lane = ("bin", INDEX, "fmod", S.arith("-", S.sym(INDEX, COL), base), S.const(INDEX, n))
+    value = by_residue[-1][1]
+    for residue, lane_value in reversed(by_residue[:-1]):
+        value = S.select(S.compare("==", lane, S.const(INDEX, residue)), lane_value, value)
+    return value
 
 
 def _lane_form(p: Piece):
@@ -242,7 +275,7 @@ def _same_but_lane(lanes: list[Piece], sym: str) -> bool:
     first = lanes[0]
     keep = {k: v for k, v in first.conditions.items() if not k.startswith("col_")}
     for q in lanes[1:]:
-        if q.value != first.value or _base(q) != _base(first):
+        if S.type_of(q.value) != S.type_of(first.value):
             return False
         if {k: v for k, v in q.conditions.items() if not k.startswith("col_")} != keep:
             return False

@@ -379,6 +379,9 @@ def interval(e: Tree, bounds: tuple = ()) -> tuple[int, int] | None:  # noqa: C9
             return inner
         return tr if BITS[t] < 32 else None
     if kind == "aff":
+        vertices = _multilinear_interval(e, bounds)
+        if vertices is not None:
+            return _fits(t, *vertices)
         lo = hi = 0
         for m, c in e[2]:
             r = (1, 1)
@@ -425,6 +428,43 @@ def interval(e: Tree, bounds: tuple = ()) -> tuple[int, int] | None:  # noqa: C9
         a = interval(e[3], bounds)
         return None if a is None else (0 if a[0] <= 0 <= a[1] else min(abs(a[0]), abs(a[1])), max(abs(a[0]), abs(a[1])))
     return type_range(t) if BITS[t] < 32 else None
+
+
+_VERTEX_ATOMS = 8
+
+
+def _multilinear_interval(e: Tree, bounds: tuple) -> tuple[int, int] | None:
+    """Exact bounds of a sum of products in which no atom appears twice in a product (each
+    atom taken as free in its own interval): such a polynomial is linear in every atom, so
+    its extremes lie at corners of the box. Tighter than bounding term by term, which loses
+    that (255 - s) * (255 - d), expanded, is never negative. None when not multilinear, with
+    more than a few atoms, or an atom without bounds."""
+    atoms: dict[Tree, int] = {}
+    for m, _ in e[2]:
+        if len(set(m)) != len(m):
+            return None
+        for atom in m:
+            atoms.setdefault(atom, len(atoms))
+    if not atoms or len(atoms) > _VERTEX_ATOMS:
+        return None
+    ranges = []
+    for atom in atoms:
+        r = interval(atom, bounds)
+        if r is None:
+            return None
+        ranges.append(r)
+    lo = hi = None
+    for corner in range(1 << len(ranges)):
+        values = [r[(corner >> i) & 1] for i, r in enumerate(ranges)]
+        total = 0
+        for m, c in e[2]:
+            term = c
+            for atom in m:
+                term *= values[atoms[atom]]
+            total += term
+        lo = total if lo is None else min(lo, total)
+        hi = total if hi is None else max(hi, total)
+    return lo, hi
 
 
 def _fits(t: str, lo: int, hi: int) -> tuple[int, int] | None:

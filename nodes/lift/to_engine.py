@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from pixelweave.nodes.lift import symbolic as S
 from pixelweave.nodes.lift.model import Lifted, Version
+from pixelweave.nodes.lift.narrowing import Narrower, worth_narrowing
 from pixelweave.nodes.lift.stages import COL, ROW
 from pixelweave.nodes.lift.symbolic import Tree
 
@@ -81,7 +82,10 @@ class LiftedPipeline:
             cols, rows = written_extent(lifted, name, scalars)
             if cols <= 0 or rows <= 0:
                 continue
-            out = pw.Pipeline(func).realize([cols, rows], inputs)
+            pipeline = pw.Pipeline(func)
+            # each output's pipeline reads only some inputs (another output's buffer is not one)
+            known = {im.name() for im in pipeline.images} | {p.name for p in pipeline.params}
+            out = pipeline.realize([cols, rows], {k: v for k, v in inputs.items() if k in known})
             nrows, stride = buffer_layout(lifted, name, scalars, buffers[name].size)
             elem = lifted.buffers[name].elem
             view = buffers[name][: nrows * stride * ELEM_BYTES[elem]].view(NP_TYPES[elem]).reshape(nrows, stride)
@@ -103,6 +107,7 @@ class _Builder:
         self.rvars: dict[str, Any] = {}
         self.acc_funcs: dict[str, pw.Func] = {}
         self.self_ref: tuple[str, pw.Func] | None = None
+        self.narrower = Narrower(self.expr, self.plain_expr, lifted.bounds())
 
     # ---- names -------------------------------------------------------------------------------
 
@@ -153,11 +158,10 @@ class _Builder:
 
     def define_pure(self, f: pw.Func, v: Version) -> None:
         b = self.l.buffers[v.buffer]
-        t = PW_TYPES[b.elem]
         args = [self.vars[COL], self.vars[ROW]] + [self.var(d) for d in v.dims]
         prev_v = self.l.versions[v.previous]
         if dropped_conditions(self.l, v):
-            f[tuple(args)] = pw.cast(t, self.expr(v.pieces[0].value))
+            f[tuple(args)] = self.stored(b.elem, v.pieces[0].value)
             return
         previous = self.version(v.previous)
         value = previous[tuple(args[:2] + ([] if not prev_v.dims else args[2:]))]
@@ -166,13 +170,12 @@ class _Builder:
             for c in piece.conditions.values():
                 e = self.expr(c)
                 cond = e if cond is None else pw.logical_and(cond, e)
-            piece_value = pw.cast(t, self.expr(piece.value))
+            piece_value = self.stored(b.elem, piece.value)
             value = piece_value if cond is None else pw.select(cond, piece_value, value)
         f[tuple(args)] = value
 
     def define_scatter(self, f: pw.Func, v: Version) -> None:
         b = self.l.buffers[v.buffer]
-        t = PW_TYPES[b.elem]
         col, row = self.vars[COL], self.vars[ROW]
         previous = self.version(v.previous)
         f[col, row] = previous[col, row]
@@ -180,7 +183,7 @@ class _Builder:
             self.reduction_domain(loops)
             self.self_ref = (v.previous, f)
             c_expr, r_expr = self.expr(scol), self.expr(srow)
-            new = pw.cast(t, self.expr(value))
+            new = self.stored(b.elem, value)
             if predicate is not None:
                 new = pw.select(self.expr(predicate), new, f[c_expr, r_expr])
             f[c_expr, r_expr] = new
@@ -211,7 +214,27 @@ class _Builder:
 
     # ---- expressions ------------------------------------------------------------------------
 
-    def expr(self, e: Tree) -> Any:  # noqa: C901 - one case per tree form
+    def expr(self, e: Tree) -> Any:
+        """The engine expression of a tree. 32-bit pixel arithmetic whose result is
+        converted to 8 or 16 bits, or compared within 16-bit values, is computed in 16 bits
+        (narrowing.py says why that is exact)."""
+        if e[0] == "cast" and S.is_int(e[1]) and S.BITS[e[1]] <= 16 and S.type_of(e[2]) in ("i32", "u32"):
+            return self.stored(e[1], e[2])
+        if e[0] == "cmp":
+            narrow = self.narrower.compare(e)
+            if narrow is not None:
+                return narrow
+        return self.plain_expr(e)
+
+    def stored(self, elem: str, value: Tree) -> Any:
+        """value converted to the element type elem (C's wrap-around), from 16-bit arithmetic
+        when elem has at most 16 bits: only the low 16 bits of the value matter then."""
+        if S.is_int(elem) and S.BITS[elem] <= 16 and worth_narrowing(value):
+            return pw.cast(PW_TYPES[elem], self.narrower.modular(value, "i16" if S.is_signed(elem) else "u16"))
+        return pw.cast(PW_TYPES[elem], self.expr(value))
+
+    def plain_expr(self, e: Tree) -> Any:  # noqa: C901 - one case per tree form
+        """The engine expression of a tree in C's types (its children may be narrowed)."""
         kind, t = e[0], e[1]
         ty = PW_TYPES[t]
         if kind == "const":

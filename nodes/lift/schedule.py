@@ -1,0 +1,131 @@
+"""A schedule for a lifted pipeline, chosen from what lifting knows about each stage.
+
+Lifting knows which Funcs are the outputs, which are earlier versions of the same buffer (a C
+loop that overwrites part of what an earlier loop wrote: read by the next version at the same
+pixel), which are temporaries (heap or stack buffers another loop reads, often at neighbours),
+which are per-pixel reductions (a window summed by an inner loop) and the element types. The
+schedule follows from that:
+
+- outputs: strips of rows in parallel (a few rows per task, so the task overhead stays small
+  beside the work), columns vectorized as wide as the element type fills a 512-bit register
+  (32 lanes for 8- and 16-bit pixels, which narrowing.py computes in 16 bits; 16 lanes for
+  32-bit ones);
+- earlier versions of an output buffer: inlined into the next version (each is read at the
+  pixel it computes; a buffer of the whole image and a second pass over it would cost more);
+- temporaries: computed per strip of the output's rows (the rows the strip needs, halo
+  included), vectorized the same way, so they stay in cache;
+- per-pixel reductions: computed per output row, vectorized across it;
+- whole-image reductions (a sum, a maximum): rfactor over the columns, so the rows are
+  accumulated with vectors across them, then the columns reduced;
+- scatters (histograms): the default (serial) schedule.
+
+Only a single 2-D output is scheduled this way; other shapes keep outputs and temporaries at
+root with rows in parallel.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pixelweave.nodes.lift import symbolic as S
+
+import pixelweave as pw
+
+if TYPE_CHECKING:
+    from pixelweave.nodes.lift.to_engine import LiftedPipeline
+
+STRIP_ROWS = 8
+_LANES = {8: 32, 16: 32, 32: 16, 64: 8}
+
+
+def vector_lanes(elem: str) -> int:
+    """Lanes of a 512-bit vector for a stage whose buffer holds elem (8- and 16-bit buffers
+    are computed in 16 bits)."""
+    bits = int("".join(ch for ch in elem if ch.isdigit()) or 32)
+    return _LANES.get(bits, 16)
+
+
+def schedule_lifted(engine: LiftedPipeline) -> None:
+    """Schedule every Func of a lifted pipeline (see the module's docstring)."""
+    lifted = engine.lifted
+    outputs = [f for f in engine.outputs.values() if f.dimensions() == 2]
+    strip_of: dict[str, tuple[pw.Func, pw.Var, pw.Var]] = {}
+    for name, out in engine.outputs.items():
+        if out.dimensions() != 2 or out.has_update_definition():
+            continue
+        col, row = out.args()
+        many_cols, many_rows = _grows_with_parameters(lifted, name)
+        if not many_rows:
+            continue
+        strip, within = pw.Var(f"{_ident(name)}_strip"), pw.Var(f"{_ident(name)}_y")
+        out.split(row, strip, within, STRIP_ROWS, pw.TailStrategy.GUARD_WITH_IF).parallel(strip)
+        if many_cols:
+            out.vectorize(col, vector_lanes(lifted.buffers[name].elem))
+        strip_of[name] = (out, strip, within)
+    single = next(iter(strip_of.values())) if len(strip_of) == 1 and len(outputs) == 1 else None
+    for tag, func in engine.funcs.items():
+        if any(func is f for f in engine.outputs.values()):
+            continue
+        if tag in lifted.accumulators:
+            if func.dimensions() == 0:
+                _columns_then_total(func)
+            elif func.dimensions() == 2 and single is not None:
+                out, _, within = single
+                lanes = vector_lanes(lifted.accumulators[tag].type)
+                func.compute_at(out, within).vectorize(func.args()[0], lanes)
+                func.update(0).vectorize(func.args()[0], lanes)
+            continue
+        version = lifted.versions.get(tag)
+        if version is None or version.kind != "pure" or version.dims or func.has_update_definition():
+            continue
+        if func.dimensions() != 2:
+            continue
+        buffer = lifted.buffers[version.buffer]
+        if buffer.kind == "output":
+            continue  # an earlier version of an output: inlined
+        col, row = func.args()
+        lanes = vector_lanes(buffer.elem)
+        if single is not None:
+            out, strip, _ = single
+            func.compute_at(out, strip).vectorize(col, lanes)
+        else:
+            func.compute_root().parallel(row).vectorize(col, lanes)
+
+
+def _columns_then_total(func: pw.Func) -> None:
+    """A whole-image reduction (a sum or a maximum over rows and columns) as Halide's rfactor
+    over the columns: an intermediate per column, updated row after row with vectors across
+    the row (dense loads), then reduced to the total. Left serial where rfactor refuses it
+    (an update that is not an associative reduction over a 2-D RDom)."""
+    rdom = func.updates()[0].rdom if func.updates() else None
+    if rdom is None or len(rdom.vars) != 2:
+        return
+    rx, ry = rdom.vars
+    column, outer, lane = pw.Var("column"), pw.Var("column_o"), pw.Var("column_v")
+    try:
+        columns = func.update(0).rfactor([(rx, column)])
+    except pw.ScheduleError:
+        return
+    columns.compute_root().vectorize(column, 16)
+    columns.update(0).split(column, outer, lane, 16).reorder(lane, outer, ry).vectorize(lane)
+
+
+def _grows_with_parameters(lifted, buffer: str) -> tuple[bool, bool]:
+    """Whether the columns and the rows a buffer is written in run over loops whose trip
+    counts follow the function's parameters (an image's width and height), rather than a
+    few constant columns or a single row: only those are vectorized or split into strips."""
+
+    def grows(address) -> bool:
+        return any(
+            sym in lifted.loops and S.interval(lifted.loops[sym], lifted.bounds()) is None for sym in S.symbols(address)
+        )
+
+    writes = [w for w in lifted.writes if w[0] == buffer]
+    return (
+        bool(writes) and all(grows(col) for _, _, col, _ in writes),
+        bool(writes) and all(grows(row) for _, row, _, _ in writes),
+    )
+
+
+def _ident(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
