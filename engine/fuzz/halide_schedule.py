@@ -101,15 +101,31 @@ def apply_directive(
         raise ValueError(f"no Halide mapping for directive {d.kind}")
 
 
+# Halide refuses to memoize a Func that reads an image unless memoize_tag() says what stands
+# for it; every fuzz pipeline reads `image` (Pixelweave keys it by its contents instead).
+MEMOIZED_IMAGE = "Buffer parameter image encountered in computed_cached computation"
+
+
 def run_in_halide(ns: dict[str, Any], case: Case, inputs: dict[str, Any]) -> tuple[list[np.ndarray] | None, str]:
     """Build the case's algorithm with Halide, apply its schedule and realize it: (the
-    requested window of each output, "") or (None, Halide's error)."""
+    requested window of each output, "") or (None, Halide's error). Where Halide refuses
+    memoize() only because the Func reads the input image, the schedule is tried again
+    without its memoize() calls, which change no value."""
+    outputs, error = _realize_in_halide(ns, case, inputs, case.directives)
+    if outputs is None and MEMOIZED_IMAGE in error:
+        outputs, error = _realize_in_halide(ns, case, inputs, [d for d in case.directives if d.kind != "memoize"])
+    return outputs, error
+
+
+def _realize_in_halide(
+    ns: dict[str, Any], case: Case, inputs: dict[str, Any], directives: list[Directive]
+) -> tuple[list[np.ndarray] | None, str]:
     import halide as hl
     from pixelweave.engine.fuzz.execute import requested_window, set_halide_inputs
 
     try:
         outputs, funcs, rdoms, handles = ns["algorithm"](hl)
-        for d in case.directives:
+        for d in directives:
             apply_directive(hl, funcs, rdoms, d, handles)
         set_halide_inputs(hl, handles, inputs)
         result = hl.Pipeline(list(outputs)).realize(list(case.sizes))

@@ -185,12 +185,12 @@ def _check_pair(
         if info.stages[s].schedule.specializations:
             raise ScheduleError(
                 f"Invalid {what}: {stage_name(info, s)} has specializations (specialize()); Pixelweave does not "
-                "fuse a specialized stage's loops with another stage's"
+                "fuse a specialized stage's loops with another stage's: remove the specialize() or the compute_with()"
             )
         if info.schedule.memoized:
             raise ScheduleError(
                 f"Invalid {what}: `{info.func.name()}` is memoized; a cache hit would skip the stages fused with it, "
-                "so Pixelweave does not fuse a memoized Func's loops"
+                "so Pixelweave does not fuse a memoized Func's loops: remove the memoize() or the compute_with()"
             )
     c_level, p_level = child.compute_level(), parent.compute_level()
     if not _same_level(c_level, p_level):
