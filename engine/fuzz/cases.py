@@ -554,29 +554,53 @@ def _draw_compute_with(
         source = next(s for s in stages if s.name == source.inputs[0])
     b = Stage(f"{a.name}w", kind, [source.name], lines, exact=source.exact and not (kind == "point" and vt == "f32"))
     reshaping = ("split", "tile", "fuse", "reorder", "vectorize", "unroll", "parallel")
-    if rng.random() < 0.6:  # b's loops shaped as a's, so that the fused loops match
-        out = [
-            Directive(b.name, 0, d.kind, list(d.args))
-            for d in drawn
-            if d.func == a.name and d.stage == 0 and d.condition is None and d.kind in reshaping
-        ]
-    else:
-        out = _draw_loop_directives(rng, b.name, 0, _Loops(["x", "y"], [], True))
-    a_index = 1 if a.rvars and rng.random() < 0.3 else 0
-    a_dims = _stage_loops(a, a_index, outputs, drawn).dims
-    b_dims = _replayed_loops(out, b.name, 0, ["x", "y"], [], True).dims
-    common = [
-        v
-        for v in b_dims
-        if v in a_dims and len(a_dims) - a_dims.index(v) == len(b_dims) - b_dims.index(v) and not v.startswith("r.")
+    copied = [  # b's loops shaped as a's, so that the fused loops match
+        Directive(b.name, 0, d.kind, list(d.args))
+        for d in drawn
+        if d.func == a.name and d.stage == 0 and d.condition is None and d.kind in reshaping
     ]
-    var = rng.choice(common) if common else rng.choice(b_dims)
+    out = copied if rng.random() < 0.6 else _draw_loop_directives(rng, b.name, 0, _Loops(["x", "y"], [], True))
+    a_index = 1 if a.rvars and rng.random() < 0.3 else 0
+    common = _fusable_loops(a, a_index, outputs, drawn, b, out)
+    if not common and rng.random() < 0.8:
+        out = copied
+        common = _fusable_loops(a, a_index, outputs, drawn, b, out)
+    b_dims = _replayed_loops(out, b.name, 0, ["x", "y"], [], True).dims
+    var = rng.choice(common) if common and rng.random() < 0.9 else rng.choice(b_dims)
     align = rng.choice(ALIGNS)
     if rng.random() < 0.6:
         out.append(Directive(b.name, 0, "compute_with", [a.name, a_index, var, align]))
     else:
         out.append(Directive(a.name, a_index, "compute_with", [b.name, 0, var, align]))
     return b, out
+
+
+def _fusable_loops(
+    a: Stage, a_index: int, outputs: list[str], drawn: list[Directive], b: Stage, b_drawn: list[Directive]
+) -> list[str]:
+    """The loops of b (an output) at which it can be fused with stage a_index of a: both
+    have it, with the same loops outside it, marked alike and not vectorized."""
+    a_dims = _stage_loops(a, a_index, outputs, drawn).dims
+    b_dims = _replayed_loops(b_drawn, b.name, 0, ["x", "y"], [], True).dims
+    a_marks, b_marks = _marks(drawn, a.name, a_index), _marks(b_drawn, b.name, 0)
+    return [
+        v
+        for v in b_dims
+        if v in a_dims
+        and a_dims[a_dims.index(v) :] == b_dims[b_dims.index(v) :]
+        and all(a_marks.get(w) == b_marks.get(w) != "vectorize" for w in b_dims[b_dims.index(v) :])
+    ]
+
+
+def _marks(drawn: list[Directive], func: str, stage: int) -> dict[str, str]:
+    """The loops of a stage marked vectorize, unroll or parallel, by name (not those of a
+    specialization)."""
+    marks = ("vectorize", "unroll", "parallel")
+    return {
+        d.args[0]: d.kind
+        for d in drawn
+        if d.func == func and d.stage == stage and d.condition is None and d.kind in marks
+    }
 
 
 def _readable_anywhere(stage: Stage, stages: list[Stage], outputs: list[str], drawn: list[Directive]) -> bool:
