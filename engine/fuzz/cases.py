@@ -9,6 +9,14 @@ Every Func is two-dimensional over (x, y), and all Funcs of a case share one val
 (uint16 or float32) apart from explicit casts that convert back, so any stage can read any
 earlier one. Stage kinds: stencils, resampling (down and up), point operations with casts
 or math functions, selects against a Param, gathers, reductions over an RDom and scans.
+
+Directives added after the first ones come from random streams of their own, seeded from the
+case's seed, so that a seed keeps the rest of its case: storage directives, fold_storage and
+hoist_storage, then compute_with (with a new output that reads what the fused Func reads, as
+no two Funcs of the chain are independent), specialize / specialize_fail on the Params `b`
+(bool) and `p` (int) that only specializations read (a directive on a specialization has a
+`condition`), and memoize (such a case is realized again, from the cache, and with `k`
+changed). A case whose Param values reach a specialize_fail() must fail with its message.
 """
 
 from __future__ import annotations
