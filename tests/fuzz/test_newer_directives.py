@@ -7,6 +7,8 @@ realizations of a memoized Func."""
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -157,3 +159,19 @@ def test_halide_runs_the_same_specialized_memoized_schedule():
     ns = namespace(case)
     theirs, error = run_in_halide(ns, case, ns["make_inputs"]())
     assert theirs is None and "no specialization of s2 holds" in error
+
+
+@pytest.mark.parametrize(("params", "printed"), [
+    ({"b": True, "p": 0}, "compiled output equals the reference"),
+    ({"b": False, "p": 1}, "failed as specialize_fail() says"),
+])  # fmt: skip
+def test_a_reproducer_realizes_a_memoized_func_again_and_expects_specialize_fail(tmp_path, params, printed):
+    case = _fused_specialized_memoized()
+    case.directives = [d for d in case.directives if d.kind != "compute_with"]
+    case.params = params
+    path = tmp_path / "case.py"
+    path.write_text(render_script(case, "A specialized, memoized case."))
+    assert "REALIZATIONS = [{}, {}]" in path.read_text()
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [printed]
