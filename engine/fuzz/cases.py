@@ -560,7 +560,8 @@ def _draw_compute_with(
         if not source.inputs:
             return None
         source = next(s for s in stages if s.name == source.inputs[0])
-    b = Stage(f"{a.name}w", kind, [source.name], lines, exact=source.exact and not (kind == "point" and vt == "f32"))
+    exact = source.exact and not (kind == "point" and vt == "f32")
+    b = Stage(a.name + FUSION_PARTNER_SUFFIX, kind, [source.name], lines, exact=exact)
     reshaping = ("split", "tile", "fuse", "reorder", "vectorize", "unroll", "parallel")
     copied = [  # b's loops shaped as a's, so that the fused loops match
         Directive(b.name, 0, d.kind, list(d.args))
@@ -636,6 +637,30 @@ def _draw_memoize(rng: random.Random, stages: list[Stage], outputs: list[str], d
         if at_root or ("compute_at" in kinds and not kinds & {"store_root", "store_at"} and rng.random() < 0.05):
             extra.append(Directive(s.name, 0, "memoize", []))
     return extra
+
+
+NEWER_DIRECTIVES = ("specialize", "specialize_fail", "compute_with", "memoize")
+FUSION_PARTNER_SUFFIX = "w"  # the name of the output _draw_compute_with adds: its partner's + "w"
+
+
+def without_newer_directives(case: Case) -> Case:
+    """The case as drawn before specialize, compute_with and memoize were: without their
+    directives, Params and the output added for compute_with (the GPU variant, for one,
+    maps the CPU schedule of that case)."""
+    added = {s.name for s in case.stages if s.name.endswith(FUSION_PARTNER_SUFFIX)}
+    return Case(
+        **{
+            **case.__dict__,
+            "stages": [s for s in case.stages if s.name not in added],
+            "outputs": [o for o in case.outputs if o not in added],
+            "directives": [
+                d
+                for d in case.directives
+                if d.kind not in NEWER_DIRECTIVES and d.condition is None and d.func not in added
+            ],
+            "params": {},
+        }
+    )
 
 
 def expected_failure(case: Case) -> str | None:

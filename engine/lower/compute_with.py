@@ -74,8 +74,8 @@ def fuse_groups(ctx: LoweringContext) -> None:
     if ctx.target == "opencl":
         info, k, _, _ = pairs[0]
         raise ScheduleError(
-            f"{stage_name(info, k)} is scheduled compute_with(), which Pixelweave compiles for CPU targets only, "
-            "not target='opencl'"
+            f"{stage_name(info, k)} (Func `{info.func.name()}`) is scheduled compute_with(), which Pixelweave "
+            "compiles for CPU targets only, not target='opencl'; remove the compute_with()"
         )
     callees = _transitive_callees(ctx)
     children: set[tuple[str, int]] = {(c.name, k) for c, k, _, _ in pairs}

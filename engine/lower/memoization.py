@@ -58,7 +58,9 @@ def check_memoized(ctx: LoweringContext) -> None:
                 "at different loop levels; remove the store_root()/store_at()"
             )
         if ctx.target == "opencl":
-            raise ScheduleError(f"{where} for target='opencl': Pixelweave memoizes on CPU targets only")
+            raise ScheduleError(
+                f"{where} for target='opencl': Pixelweave memoizes on CPU targets only; remove the memoize()"
+            )
         if level.kind == "at":
             for stage in ctx.info(level.func).stages:
                 for d in stage.schedule.dims:
