@@ -72,7 +72,7 @@ def check_memoized(ctx: LoweringContext) -> None:
                         raise ScheduleError(
                             f"{where} inside loop {level} of `{level.func.name()}`, which is {d.for_type.value}: "
                             "the cache is looked up once per iteration of a serial, parallel or unrolled loop; "
-                            "compute it at another loop or at the root"
+                            "compute it at another loop or at the root, or remove the memoize()"
                         )
 
 
