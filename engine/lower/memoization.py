@@ -45,7 +45,7 @@ def check_memoized(ctx: LoweringContext) -> None:
         where = f"Func `{name}` cannot be memoized"
         if info.is_output or info.computes_output:
             raise ScheduleError(
-                f"{where} because it is an output of the pipeline; memoize an intermediate Func (to cache a "
+                f"{where} because it is an output of the pipeline; memoize only an intermediate Func (to cache a "
                 "whole pipeline, have its output copy a memoized Func)"
             )
         if info.is_inlined():
