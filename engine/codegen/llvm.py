@@ -42,6 +42,7 @@ from pixelweave.engine.codegen.llvm_ir import (
 )
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.memoize_calls import BUFFER_ADDRESS_PREFIX
 from pixelweave.engine.ir.types import Bool, Float, Int, Type, UInt
 from pixelweave.engine.lowered import Argument, LoweredPipeline
 from pixelweave.engine.runtime import error_report, thread_pool
@@ -223,6 +224,9 @@ def _walk_names(stmt: Stmt) -> list[str]:
                 seen.setdefault(node.name, None)
             elif isinstance(node, Load):
                 seen.setdefault(node.buffer, None)
+            elif isinstance(node, E.Call) and node.name.startswith(BUFFER_ADDRESS_PREFIX):
+                # a memoized Func's key hashes an input it reads through other Funcs only
+                seen.setdefault(node.name[len(BUFFER_ADDRESS_PREFIX) :], None)
             stack.extend(reversed(node.children()))
         elif isinstance(node, Stmt):
             if isinstance(node, Store):

@@ -45,6 +45,8 @@ class Campaign:
     refusals: Counter = field(default_factory=Counter)
     halide: Counter = field(default_factory=Counter)
     failures: list[dict[str, Any]] = field(default_factory=list)
+    # directive kind -> outcomes of the cases that have it (what share a refusal stopped)
+    directive_outcomes: dict[str, Counter] = field(default_factory=dict)
     refused_halide_accepts: list[int] = field(default_factory=list)  # seeds of such refusals
     started: float = 0.0
     drawn: int = 0
@@ -101,6 +103,8 @@ class Campaign:
     def _record(self, request: Request, result: dict[str, Any]) -> None:
         outcome = result["outcome"]
         self.counts[outcome] += 1
+        for kind in {d.kind for d in request.case.directives}:
+            self.directive_outcomes.setdefault(kind, Counter())[outcome] += 1
         if outcome == "refused":
             self.refusals[result.get("signature", "")] += 1
             if result.get("halide_schedule") == "accepted":  # a refusal to look at: Halide computes it
@@ -160,6 +164,7 @@ class Campaign:
             "excluded_known_bugs": dict(self.excluded),
             "halide_compared": dict(self.halide),
             "refusal_kinds": dict(self.refusals.most_common(40)),
+            "directive_outcomes": {k: dict(v) for k, v in sorted(self.directive_outcomes.items())},
             "refused_but_halide_accepts": self.refused_halide_accepts[:100],
             "failure_list": list(self.failures),
         }

@@ -9,6 +9,14 @@ Every Func is two-dimensional over (x, y), and all Funcs of a case share one val
 (uint16 or float32) apart from explicit casts that convert back, so any stage can read any
 earlier one. Stage kinds: stencils, resampling (down and up), point operations with casts
 or math functions, selects against a Param, gathers, reductions over an RDom and scans.
+
+Directives added after the first ones come from random streams of their own, seeded from the
+case's seed, so that a seed keeps the rest of its case: storage directives, fold_storage and
+hoist_storage, then compute_with (with a new output that reads what the fused Func reads, as
+no two Funcs of the chain are independent), specialize / specialize_fail on the Params `b`
+(bool) and `p` (int) that only specializations read (a directive on a specialization has a
+`condition`), and memoize (such a case is realized again, from the cache, and with `k`
+changed). A case whose Param values reach a specialize_fail() must fail with its message.
 """
 
 from __future__ import annotations
@@ -45,6 +53,9 @@ class Directive:
     stage: int
     kind: str
     args: list[Any]
+    # [param, op, value]: the call applies to the specialization of the stage on this
+    # condition (op "" for a bool Param alone); None: to the stage itself
+    condition: list[Any] | None = None
 
 
 @dataclass
@@ -59,6 +70,7 @@ class Case:
     directives: list[Directive]
     sizes: list[int]  # [width, height]
     checked: bool = True
+    params: dict[str, Any] = field(default_factory=dict)  # Params only specializations read
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -219,23 +231,27 @@ RESHAPING = ("split", "split", "tile", "fuse", "reorder")
 MARKS = ("vectorize", "vectorize", "unroll", "parallel")
 
 
-def _draw_loop_directives(rng: random.Random, func: str, stage: int, loops: _Loops) -> list[Directive]:
+def _draw_loop_directives(
+    rng: random.Random, func: str, stage: int, loops: _Loops, fixed: frozenset[str] = frozenset()
+) -> list[Directive]:
     """Directives reshaping the loops (split, tile, fuse, reorder), then mostly marks on the
-    resulting loops (vectorize, unroll, parallel), as people write schedules."""
+    resulting loops (vectorize, unroll, parallel), as people write schedules. Loops in
+    `fixed` are not split, tiled or fused away (other Funcs are computed at them)."""
     out: list[Directive] = []
     count = rng.choice([0, 1, 1, 2, 2, 3, 4])
     reshapes = sorted(rng.random() < 0.55 for _ in range(count))[::-1]
     for reshaping in reshapes:
         choice = rng.choice(RESHAPING if reshaping or rng.random() < 0.1 else MARKS)
         pure = loops.pure()
-        if choice == "split" and pure:
-            v = rng.choice(pure)
+        splittable = [d for d in pure if d not in fixed]
+        if choice == "split" and splittable:
+            v = rng.choice(splittable)
             o, i = loops.fresh(v, "o"), loops.fresh(v, "i")
             out.append(Directive(func, stage, "split", [v, o, i, rng.choice([2, 3, 4, 5, 8, 16]), _tail(rng, loops)]))
             k = loops.dims.index(v)
             loops.dims[k : k + 1] = [i, o]
             loops.constant.add(i)
-        elif choice == "tile" and "x" in loops.dims and "y" in loops.dims:
+        elif choice == "tile" and "x" in loops.dims and "y" in loops.dims and not fixed & {"x", "y"}:
             xo, yo, xi, yi = (
                 loops.fresh("x", "o"),
                 loops.fresh("y", "o"),
@@ -252,7 +268,7 @@ def _draw_loop_directives(rng: random.Random, func: str, stage: int, loops: _Loo
             pairs = [
                 (a, b)
                 for a, b in zip(loops.dims, loops.dims[1:], strict=False)
-                if a not in loops.rvars and b not in loops.rvars
+                if a not in loops.rvars and b not in loops.rvars and a not in fixed and b not in fixed
             ]
             if pairs:
                 a, b = rng.choice(pairs)
@@ -405,6 +421,276 @@ def _fold_and_hoist(rng: random.Random, name: str, drawn: list[Directive]) -> li
     return extra
 
 
+# ------------------------------------------------- specialize, compute_with and memoize
+
+ALIGNS = ("Auto", "AlignStart", "AlignEnd", "NoAlign")
+CONDITION_OPS = ("==", "!=", "<", ">=")
+SPECIALIZE_FAIL_PREFIX = "A schedule specialized with specialize_fail() was chosen: "
+
+
+def _replayed_loops(
+    drawn: list[Directive], func: str, stage: int, pure: list[str], rvars: list[str], is_output: bool
+) -> _Loops:
+    """The loops of one stage (not of a specialization) after the directives drawn for it,
+    as _draw_loop_directives left them."""
+    loops = _Loops(pure, rvars, is_output)
+    for d in drawn:
+        if d.func != func or d.stage != stage or d.condition is not None:
+            continue
+        if d.kind == "split":
+            v, o, i = d.args[:3]
+            k = loops.dims.index(v)
+            loops.dims[k : k + 1] = [i, o]
+            loops.constant.add(i)
+        elif d.kind == "tile":
+            xo, yo, xi, yi = d.args[2:6]
+            loops.constant |= {xi, yi}
+            rest = [v for v in loops.dims if v not in ("x", "y")]
+            outer_rvars = [v for v in rest if v in loops.rvars]
+            loops.dims = [*outer_rvars, xi, yi, xo, yo, *[v for v in rest if v not in loops.rvars]]
+        elif d.kind == "fuse":
+            k = loops.dims.index(d.args[0])
+            loops.dims[k : k + 2] = [d.args[2]]
+        elif d.kind == "reorder":
+            loops.dims = list(d.args)
+        elif d.kind in ("vectorize", "unroll", "parallel"):
+            loops.marked.add(d.args[0])
+    return loops
+
+
+def _stage_loops(stage: Stage, index: int, outputs: list[str], drawn: list[Directive]) -> _Loops:
+    pure, rvars = (["x", "y"], []) if index == 0 else (list(stage.update_pure), list(stage.rvars))
+    return _replayed_loops(drawn, stage.name, index, pure, rvars, stage.name in outputs)
+
+
+def _computed(stages: list[Stage], outputs: list[str], drawn: list[Directive]) -> list[Stage]:
+    """The Funcs with loops of their own: outputs and Funcs computed at the root or at a loop."""
+    placed = set(outputs) | {d.func for d in drawn if d.kind in ("compute_root", "compute_at")}
+    return [s for s in stages if s.name in placed and s.kind != "boundary"]
+
+
+def condition_source(condition: list[Any]) -> str:
+    """A specialization condition as the schedule function writes it: P['b'] or P['p'] < 3."""
+    name, op, value = condition
+    return f"P[{name!r}]" if op == "" else f"P[{name!r}] {op} {value!r}"
+
+
+def condition_holds(condition: list[Any], params: dict[str, Any]) -> bool:
+    name, op, value = condition
+    v = params[name]
+    if op == "":
+        return bool(v)
+    return {"==": v == value, "!=": v != value, "<": v < value, ">=": v >= value}[op]
+
+
+def _satisfy(condition: list[Any], params: dict[str, Any]) -> None:
+    """Set the Param of `condition` to a value that makes it hold."""
+    name, op, value = condition
+    params[name] = True if op == "" else {"==": value, "!=": value + 1, "<": value - 1, ">=": value}[op]
+
+
+def _draw_specializations(
+    rng: random.Random, stages: list[Stage], outputs: list[str], drawn: list[Directive]
+) -> tuple[list[Directive], dict[str, Any]]:
+    """specialize() of stages with loops on a bool Param `b` or a comparison of an int Param
+    `p`, each specialization with loop directives of its own, sometimes ended by
+    specialize_fail(); from a random stream of their own. Returns the directives and the
+    values of the Params they read."""
+    params: dict[str, Any] = {"b": rng.random() < 0.5, "p": rng.randint(0, 5)}
+    fused = {d.func for d in drawn if d.kind == "compute_with"} | {
+        d.args[0] for d in drawn if d.kind == "compute_with"
+    }  # compute_with does not fuse specialized stages: leave them to that stream
+    extra: list[Directive] = []
+    for s in _computed(stages, outputs, drawn):
+        if s.name in fused:
+            continue
+        for index in [0, 1] if s.rvars else [0]:
+            if rng.random() < 0.2:
+                extra += _specialize_stage(rng, s, index, outputs, drawn, params)
+    used = {d.condition[0] for d in extra if d.condition is not None}
+    return extra, {name: v for name, v in params.items() if name in used}
+
+
+def _specialize_stage(
+    rng: random.Random, s: Stage, index: int, outputs: list[str], drawn: list[Directive], params: dict[str, Any]
+) -> list[Directive]:
+    # loops other Funcs are computed or stored at must stay in every specialization
+    fixed = frozenset(
+        d.args[1] for d in drawn if d.kind in ("compute_at", "store_at", "hoist_storage") and d.args[0] == s.name
+    )
+    out: list[Directive] = []
+    conditions: list[list[Any]] = []
+    for _ in range(1 if rng.random() < 0.7 else 2):
+        if rng.random() < 0.4:
+            condition: list[Any] = ["b", "", None]
+        else:
+            condition = ["p", rng.choice(CONDITION_OPS), rng.randint(1, 5)]
+        if condition in conditions:
+            continue
+        conditions.append(condition)
+        loops = _stage_loops(s, index, outputs, drawn)
+        inner = _draw_loop_directives(rng, s.name, index, loops, fixed)
+        if not inner:  # a specialization with the stage's own schedule still runs its own loop nest
+            inner = _draw_loop_directives(rng, s.name, index, loops, fixed)
+        out.append(Directive(s.name, index, "specialize", [], condition))
+        out += [Directive(d.func, d.stage, d.kind, d.args, condition) for d in inner]
+    if rng.random() < 0.3:
+        out.append(Directive(s.name, index, "specialize_fail", [f"no specialization of {s.name} holds"]))
+        if not any(condition_holds(c, params) for c in conditions) and rng.random() < 0.6:
+            _satisfy(rng.choice(conditions), params)
+    return out
+
+
+def _draw_compute_with(
+    rng: random.Random, vt: str, stages: list[Stage], outputs: list[str], drawn: list[Directive]
+) -> tuple[Stage, list[Directive]] | None:
+    """compute_with between a Func computed at the root (an output or a compute_root Func)
+    and a new output that reads the same input (the Funcs of a case form a chain, so no two
+    of them are independent, as fusing needs), from a random stream of its own. Returns the
+    new stage and its directives (its loops, often shaped as the other's, and the fusion)."""
+    roots = {d.func for d in drawn if d.kind == "compute_root"} | set(outputs)
+    candidates = [s for s in _computed(stages, outputs, drawn) if s.name in roots]
+    if not candidates or rng.random() >= 0.3:
+        return None
+    a = rng.choice(candidates)
+    kind = rng.choice(["stencil", "stencil", "point", "down"])
+    lines, _, _ = _stage_lines(rng, kind, vt)
+    source = next(s for s in stages if s.name == a.inputs[0])
+    while not _readable_anywhere(source, stages, outputs, drawn):
+        if not source.inputs:
+            return None
+        source = next(s for s in stages if s.name == source.inputs[0])
+    exact = source.exact and not (kind == "point" and vt == "f32")
+    b = Stage(a.name + FUSION_PARTNER_SUFFIX, kind, [source.name], lines, exact=exact)
+    reshaping = ("split", "tile", "fuse", "reorder", "vectorize", "unroll", "parallel")
+    copied = [  # b's loops shaped as a's, so that the fused loops match
+        Directive(b.name, 0, d.kind, list(d.args))
+        for d in drawn
+        if d.func == a.name and d.stage == 0 and d.condition is None and d.kind in reshaping
+    ]
+    out = copied if rng.random() < 0.6 else _draw_loop_directives(rng, b.name, 0, _Loops(["x", "y"], [], True))
+    a_index = 1 if a.rvars and rng.random() < 0.3 else 0
+    common = _fusable_loops(a, a_index, outputs, drawn, b, out)
+    if not common and rng.random() < 0.8:
+        out = copied
+        common = _fusable_loops(a, a_index, outputs, drawn, b, out)
+    b_dims = _replayed_loops(out, b.name, 0, ["x", "y"], [], True).dims
+    var = rng.choice(common) if common and rng.random() < 0.9 else rng.choice(b_dims)
+    align = rng.choice(ALIGNS)
+    if rng.random() < 0.6:
+        out.append(Directive(b.name, 0, "compute_with", [a.name, a_index, var, align]))
+    else:
+        out.append(Directive(a.name, a_index, "compute_with", [b.name, 0, var, align]))
+    return b, out
+
+
+def _fusable_loops(
+    a: Stage, a_index: int, outputs: list[str], drawn: list[Directive], b: Stage, b_drawn: list[Directive]
+) -> list[str]:
+    """The loops of b (an output) at which it can be fused with stage a_index of a: both
+    have it, with the same loops outside it, marked alike and not vectorized."""
+    a_dims = _stage_loops(a, a_index, outputs, drawn).dims
+    b_dims = _replayed_loops(b_drawn, b.name, 0, ["x", "y"], [], True).dims
+    a_marks, b_marks = _marks(drawn, a.name, a_index), _marks(b_drawn, b.name, 0)
+    return [
+        v
+        for v in b_dims
+        if v in a_dims
+        and a_dims[a_dims.index(v) :] == b_dims[b_dims.index(v) :]
+        and all(a_marks.get(w) == b_marks.get(w) != "vectorize" for w in b_dims[b_dims.index(v) :])
+    ]
+
+
+def _marks(drawn: list[Directive], func: str, stage: int) -> dict[str, str]:
+    """The loops of a stage marked vectorize, unroll or parallel, by name (not those of a
+    specialization)."""
+    marks = ("vectorize", "unroll", "parallel")
+    return {
+        d.args[0]: d.kind
+        for d in drawn
+        if d.func == func and d.stage == stage and d.condition is None and d.kind in marks
+    }
+
+
+def _readable_anywhere(stage: Stage, stages: list[Stage], outputs: list[str], drawn: list[Directive]) -> bool:
+    """Whether a new Func may read `stage` without making a compute_at of the case illegal:
+    neither it nor an inlined Func it reads through is computed at a loop of its consumer."""
+    if any(d.func == stage.name and d.kind == "compute_at" for d in drawn):
+        return False
+    if stage.name in outputs or any(d.func == stage.name and d.kind == "compute_root" for d in drawn):
+        return True
+    return all(_readable_anywhere(next(s for s in stages if s.name == i), stages, outputs, drawn) for i in stage.inputs)
+
+
+def _draw_memoize(rng: random.Random, stages: list[Stage], outputs: list[str], drawn: list[Directive]):
+    """memoize() of Funcs computed at the root (sometimes at a loop), from a random stream
+    of its own; a case with a memoized Func is realized more than once."""
+    fused = {d.func for d in drawn if d.kind == "compute_with"} | {
+        d.args[0] for d in drawn if d.kind == "compute_with"
+    }  # compute_with does not fuse memoized Funcs: leave them to that stream
+    extra: list[Directive] = []
+    for s in _computed(stages, outputs, drawn):
+        if s.name in outputs or s.name in fused:
+            continue
+        kinds = {d.kind for d in drawn if d.func == s.name}
+        at_root = "compute_root" in kinds and rng.random() < 0.35
+        if at_root or ("compute_at" in kinds and not kinds & {"store_root", "store_at"} and rng.random() < 0.05):
+            extra.append(Directive(s.name, 0, "memoize", []))
+    return extra
+
+
+NEWER_DIRECTIVES = ("specialize", "specialize_fail", "compute_with", "memoize")
+FUSION_PARTNER_SUFFIX = "w"  # the name of the output _draw_compute_with adds: its partner's + "w"
+
+
+def without_newer_directives(case: Case) -> Case:
+    """The case as drawn before specialize, compute_with and memoize were: without their
+    directives, Params and the output added for compute_with (the GPU variant, for one,
+    maps the CPU schedule of that case)."""
+    added = {s.name for s in case.stages if s.name.endswith(FUSION_PARTNER_SUFFIX)}
+    return Case(
+        **{
+            **case.__dict__,
+            "stages": [s for s in case.stages if s.name not in added],
+            "outputs": [o for o in case.outputs if o not in added],
+            "directives": [
+                d
+                for d in case.directives
+                if d.kind not in NEWER_DIRECTIVES and d.condition is None and d.func not in added
+            ],
+            "params": {},
+        }
+    )
+
+
+def expected_failure(case: Case) -> str | None:
+    """The RuntimeFailure message of a stage whose specialize_fail() is reached (none of its
+    specializations holds for the case's Param values), or None."""
+    for fail in case.directives:
+        if fail.kind != "specialize_fail":
+            continue
+        conditions = [
+            d.condition for d in case.directives if (d.func, d.stage) == (fail.func, fail.stage) and d.condition
+        ]
+        if not any(condition_holds(c, case.params) for c in conditions):
+            return SPECIALIZE_FAIL_PREFIX + fail.args[0]
+    return None
+
+
+def realizations(case: Case) -> list[dict[str, Any]]:
+    """The inputs changed for each realization of a case: one, or for a memoized Func the
+    same inputs twice (the second from the cache), then a changed `k` where it is read."""
+    if not any(d.kind == "memoize" for d in case.directives):
+        return [{}]
+    if not uses_param(case):
+        return [{}, {}]
+    if case.value_type == "u16":
+        other: float = int(case.param_value) % 5 + 1
+    else:
+        other = round(case.param_value * 0.5 + 0.3, 3)
+    return [{}, {}, {"k": other}]
+
+
 def draw_case(seed: int, checked: bool = True) -> Case:
     """The case numbered `seed` (the same seed always gives the same case)."""
     rng = random.Random(seed)
@@ -422,6 +708,15 @@ def draw_case(seed: int, checked: bool = True) -> Case:
     directives = _draw_schedule(rng, stages, outputs, sizes)
     directives += _draw_storage_directives(random.Random(seed * 7919 + 17), stages, outputs, directives, sizes)
     directives += _draw_fold_and_hoist(random.Random(seed * 104729 + 31), stages, outputs, directives)
+    # the newer directives, each from a stream of its own (the rest of the case stays as it was)
+    fusion = _draw_compute_with(random.Random(seed * 15485863 + 7), vt, stages, outputs, directives)
+    if fusion is not None:
+        stages = [*stages, fusion[0]]
+        outputs = [*outputs, fusion[0].name]
+        directives += fusion[1]
+    special, params = _draw_specializations(random.Random(seed * 32452843 + 11), stages, outputs, directives)
+    directives += special
+    directives += _draw_memoize(random.Random(seed * 49979687 + 13), stages, outputs, directives)
     return Case(
         seed=seed,
         value_type=vt,
@@ -433,6 +728,7 @@ def draw_case(seed: int, checked: bool = True) -> Case:
         directives=directives,
         sizes=sizes,
         checked=checked,
+        params=params,
     )
 
 
@@ -448,7 +744,15 @@ def _token(func: str, v: Any) -> str:
 def directive_source(d: Directive) -> str:
     """One line of the schedule function, e.g. `F['s1'].split('x', 'xo', 'xi', 4, tail=...)`."""
     handle = f"F[{d.func!r}]" + (f".update({d.stage - 1})" if d.stage else "")
+    if d.condition is not None:
+        handle += f".specialize({condition_source(d.condition)})"
+        if d.kind == "specialize":
+            return handle
     args = [_token(d.func, a) for a in d.args]
+    if d.kind == "compute_with":
+        parent, stage, var, align = d.args
+        target = f"F[{parent!r}]" + (f".update({stage - 1})" if stage else "")
+        return f"{handle}.compute_with({target}, {_token(parent, var)}, pw.LoopAlignStrategy.{align})"
     if d.kind in ("split", "tile", "gpu_tile"):
         tail = d.args[-1]
         body = ", ".join(args[:-1]) + f", tail=pw.TailStrategy.{tail}"
@@ -480,13 +784,17 @@ def algorithm_source(case: Case) -> str:
         lines.append(f"    F[{s.name!r}] = {s.name} = m.Func({s.name!r})")
         for line in s.lines:
             lines.append("    " + line.format(*s.inputs, self=s.name).replace(f"R['{s.name}']", f"R[{s.name!r}]"))
+    for name, value in case.params.items():  # Params that only specializations read
+        kind = "m.Bool()" if isinstance(value, bool) else "m.Int(32)"
+        lines.append(f"    {name} = m.Param({kind}, {name!r}, {value!r})")
     outs = ", ".join(case.outputs)
-    lines.append(f"    return [{outs}], F, R, {{'image': image, 'k': k}}")
+    handles = "".join(f", {name!r}: {name}" for name in case.params)
+    lines.append(f"    return [{outs}], F, R, {{'image': image, 'k': k{handles}}}")
     return "\n".join(lines)
 
 
 def schedule_source(case: Case) -> str:
-    lines = ["def schedule(F, R):", '    """The schedule under test (pixelweave only)."""']
+    lines = ["def schedule(F, R, P):", '    """The schedule under test (pixelweave only)."""']
     lines += ["    " + directive_source(d) for d in case.directives] or ["    pass"]
     return "\n".join(lines)
 
@@ -498,6 +806,7 @@ def inputs_source(case: Case) -> str:
     else:
         make = f"rng.uniform(-1.0, 1.0, ({h}, {w})).astype(np.float32)"
     k = f", 'k': {case.param_value!r}" if uses_param(case) else ""
+    k += "".join(f", {name!r}: {case.params[name]!r}" for name in params_in_use(case))
     return "\n".join(
         [
             "def make_inputs():",
@@ -512,23 +821,41 @@ def uses_param(case: Case) -> bool:
     return any(re.search(r"\bk\b", line) for s in case.stages for line in s.lines)
 
 
+def params_in_use(case: Case) -> list[str]:
+    """The Params of case.params that a directive still reads (the shrinker drops some)."""
+    used = {d.condition[0] for d in case.directives if d.condition is not None}
+    return [name for name in case.params if name in used]
+
+
 SCRIPT_FOOTER = '''
 def main():
-    outputs, funcs, rdoms, _ = algorithm(pw)
-    schedule(funcs, rdoms)
+    outputs, funcs, rdoms, params = algorithm(pw)
+    schedule(funcs, rdoms, params)
     pipeline = pw.Pipeline(outputs)
     inputs = make_inputs()
-    ours = pipeline.compile(level="fast", checked=CHECKED)(SIZES, inputs)
-    reference = pipeline.realize_reference(SIZES, inputs)
-    ours = ours if isinstance(ours, list) else [ours]
-    reference = reference if isinstance(reference, list) else [reference]
-    for name, a, b in zip([f.name() for f in outputs], ours, reference):
-        if a.dtype.kind == "f":
-            np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL, err_msg=name)
-        else:
-            np.testing.assert_array_equal(a, b, err_msg=name)
+    compiled = pipeline.compile(level="fast", checked=CHECKED)
+    if EXPECTED_FAILURE:
+        try:
+            compiled(SIZES, inputs)
+        except pw.RuntimeFailure as err:
+            assert EXPECTED_FAILURE in str(err), err
+            print("failed as specialize_fail() says")
+            return
+        raise AssertionError("no specialization holds, yet the pipeline ran past specialize_fail()")
+    for changed in REALIZATIONS:  # a memoized Func: again from the cache, then with a changed Param
+        ours = compiled(SIZES, {**inputs, **changed})
+        reference = pipeline.realize_reference(SIZES, {**inputs, **changed})
+        ours = ours if isinstance(ours, list) else [ours]
+        reference = reference if isinstance(reference, list) else [reference]
+        for name, a, b in zip([f.name() for f in outputs], ours, reference):
+            if a.dtype.kind == "f":
+                np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL, err_msg=name)
+            else:
+                np.testing.assert_array_equal(a, b, err_msg=name)
     print("compiled output equals the reference")
     if HALIDE:
+        reference = pipeline.realize_reference(SIZES, inputs)
+        reference = reference if isinstance(reference, list) else [reference]
         compare_reference_with_halide(outputs, reference, inputs)
 
 
@@ -538,8 +865,9 @@ def compare_reference_with_halide(outputs, reference, inputs):
 
     h_outputs, _, _, handles = algorithm(hl)
     handles["image"].set(hl.Buffer(np.ascontiguousarray(inputs["image"])))
-    if "k" in inputs:
-        handles["k"].set(inputs["k"])
+    for name, value in inputs.items():
+        if name != "image":
+            handles[name].set(value)
     result = hl.Pipeline(h_outputs).realize(SIZES)
     buffers = [result] if len(h_outputs) == 1 else [result[i] for i in range(len(h_outputs))]
     for f, buffer, ref in zip(outputs, buffers, reference):
@@ -575,6 +903,8 @@ def render_script(case: Case, title: str = "", with_halide: bool = False) -> str
         f"CHECKED = {case.checked!r}",
         f"HALIDE = {with_halide!r}",
         f"RTOL, ATOL = {RTOL!r}, {ATOL!r}",
+        f"EXPECTED_FAILURE = {expected_failure(case)!r}",
+        f"REALIZATIONS = {realizations(case)!r}",
         "",
         "",
     ]

@@ -1,7 +1,9 @@
 """Run one fuzz case in this process and classify what happened.
 
-Outcomes: "ok" (compiled output equals the reference), "refused" (a clear PixelweaveError
-naming a Func of the case), and the failures: "wrong" (output differs from the reference),
+Outcomes: "ok" (compiled output equals the reference; a case with a memoized Func is
+realized again, from the cache, and with a changed Param), "refused" (a clear PixelweaveError
+naming a Func of the case), "expected_failure" (the RuntimeFailure of a specialize_fail()
+that the Param values reach, as in Halide), and the failures: "wrong" (output differs from the reference),
 "out_of_bounds" (checked mode caught an access outside a buffer), "unclear_refusal" (a
 refusal that does not name a Func of the case, the directive at fault and what would be legal),
 "internal_error" (any other exception),
@@ -18,7 +20,7 @@ import traceback
 from typing import Any
 
 import numpy as np
-from pixelweave.engine.fuzz.cases import ATOL, RTOL, Case, render_script
+from pixelweave.engine.fuzz.cases import ATOL, RTOL, Case, expected_failure, realizations, render_script
 
 import pixelweave as pw
 
@@ -54,7 +56,7 @@ def signature(message: str) -> str:
 DIRECTIVES = re.compile(
     r"\b(split|tile|fuse|reorder|reorder_storage|vectorize|unroll|parallel|compute_at|store_at|compute_root|"
     r"store_root|compute_inline|bound|bound_extent|align_bounds|align_extent|align_storage|store_in|gpu_blocks|"
-    r"fold_storage|hoist_storage|hoist_storage_root|"
+    r"fold_storage|hoist_storage|hoist_storage_root|specialize|specialize_fail|compute_with|memoize|"
     r"gpu_threads|gpu_tile)\b"
 )
 ALTERNATIVES = re.compile(
@@ -117,7 +119,7 @@ def _refusal(case: Case, err: Exception, phase: str, funcs: dict[str, Any] | Non
 def _run(case: Case, with_halide: bool, target: str = "host") -> dict[str, Any]:
     try:
         ns = namespace(case)
-        outputs, funcs, rdoms, _ = ns["algorithm"](pw)
+        outputs, funcs, rdoms, handles = ns["algorithm"](pw)
         inputs = ns["make_inputs"]()
     except pw.PixelweaveError as err:
         return _refusal(case, err, "algorithm")
@@ -125,31 +127,45 @@ def _run(case: Case, with_halide: bool, target: str = "host") -> dict[str, Any]:
         return {"outcome": "internal_error", "message": traceback.format_exc(limit=-6), "phase": "algorithm"}
     pipeline = None
     try:
-        ns["schedule"](funcs, rdoms)
+        ns["schedule"](funcs, rdoms, handles)
         pipeline = pw.Pipeline(outputs)
         compiled = pipeline.compile(target, level="fast", checked=case.checked)
     except pw.PixelweaveError as err:
         return _refusal(case, err, "compile", funcs)
     except Exception:
         return {"outcome": "internal_error", "message": traceback.format_exc(limit=-8), "phase": "compile"}
-    try:
-        ours = compiled(case.sizes, inputs)
-    except pw.PixelweaveError as err:
-        return _refusal(case, err, "run", funcs)
-    except Exception:
-        return {"outcome": "internal_error", "message": traceback.format_exc(limit=-6), "phase": "run"}
-    try:
-        reference = pipeline.realize_reference(case.sizes, inputs)
-    except Exception as err:
-        return {"outcome": "reference_error", "message": f"{type(err).__name__}: {err}", "phase": "reference"}
-    ours_list = ours if isinstance(ours, list) else [ours]
-    ref_list = reference if isinstance(reference, list) else [reference]
-    for f, a, b in zip(outputs, ours_list, ref_list, strict=True):
-        diff = _same(a, b, RTOL, ATOL)
-        if diff is not None:
-            return {"outcome": "wrong", "message": f"output `{f.name()}`: {diff}", "phase": "compare"}
-    if with_halide:
-        return _compare_with_halide(ns, case, inputs, ref_list)
+    failure = expected_failure(case)
+    first_reference: list | None = None
+    for n, changed in enumerate(realizations(case), 1):
+        run_inputs = {**inputs, **changed}
+        which = "" if n == 1 else f" (realization {n}, inputs changed: {changed or 'none'})"
+        try:
+            ours = compiled(case.sizes, run_inputs)
+        except pw.RuntimeFailure as err:
+            if failure is not None and failure in str(err):
+                return {"outcome": "expected_failure", "message": str(err)}
+            if "specialize_fail() was chosen" in str(err):
+                return {"outcome": "wrong", "message": f"a specialization holds, yet {err}{which}", "phase": "run"}
+            return _refusal(case, err, "run", funcs)
+        except pw.PixelweaveError as err:
+            return _refusal(case, err, "run", funcs)
+        except Exception:
+            return {"outcome": "internal_error", "message": traceback.format_exc(limit=-6), "phase": "run"}
+        if failure is not None:
+            return {"outcome": "wrong", "message": f"ran past specialize_fail(): {failure}", "phase": "run"}
+        try:
+            reference = pipeline.realize_reference(case.sizes, run_inputs)
+        except Exception as err:
+            return {"outcome": "reference_error", "message": f"{type(err).__name__}: {err}", "phase": "reference"}
+        ours_list = ours if isinstance(ours, list) else [ours]
+        ref_list = reference if isinstance(reference, list) else [reference]
+        first_reference = first_reference or ref_list
+        for f, a, b in zip(outputs, ours_list, ref_list, strict=True):
+            diff = _same(a, b, RTOL, ATOL)
+            if diff is not None:
+                return {"outcome": "wrong", "message": f"output `{f.name()}`{which}: {diff}", "phase": "compare"}
+    if with_halide and first_reference is not None:
+        return _compare_with_halide(ns, case, inputs, first_reference)
     return {"outcome": "ok"}
 
 
@@ -170,9 +186,7 @@ def _compare_with_halide(ns: dict[str, Any], case: Case, inputs: dict[str, Any],
 
     try:
         outputs, _, _, handles = ns["algorithm"](hl)
-        handles["image"].set(hl.Buffer(np.ascontiguousarray(inputs["image"])))
-        if "k" in inputs:
-            handles["k"].set(inputs["k"])
+        set_halide_inputs(hl, handles, inputs)
         result = hl.Pipeline(list(outputs)).realize(list(case.sizes))
         buffers = [result] if len(outputs) == 1 else [result[i] for i in range(len(outputs))]
         theirs = [requested_window(b, case.sizes) for b in buffers]
@@ -187,6 +201,12 @@ def _compare_with_halide(ns: dict[str, Any], case: Case, inputs: dict[str, Any],
                 "phase": "halide",
             }
     return {"outcome": "ok", "halide": "same"}
+
+
+def set_halide_inputs(hl: Any, handles: dict[str, Any], inputs: dict[str, Any]) -> None:
+    """Give the Halide pipeline's image and Params the case's values."""
+    for name, value in inputs.items():
+        handles[name].set(hl.Buffer(np.ascontiguousarray(value)) if name == "image" else value)
 
 
 def requested_window(buffer: Any, sizes: list[int]) -> np.ndarray:

@@ -6,19 +6,20 @@ blocks, a vectorized loop without a width becomes GPU threads (with a width it s
 vectorized loop: OpenCL vector code inside a work-item, or a serial loop there for widths
 OpenCL has no vector type of), a tile of an output sometimes
 becomes a gpu_tile, and an update without GPU loops sometimes runs in one GPU thread.
-Cases are unchecked: checked access is a CPU feature.
+Cases are unchecked: checked access is a CPU feature. The directives drawn for the CPU only
+(compute_with, memoize) and specializations are left out.
 """
 
 from __future__ import annotations
 
 import random
 
-from pixelweave.engine.fuzz.cases import Case, Directive, draw_case
+from pixelweave.engine.fuzz.cases import Case, Directive, draw_case, without_newer_directives
 
 
 def draw_gpu_case(seed: int) -> Case:
     """The GPU variant of case `seed` (the same seed always gives the same case)."""
-    case = draw_case(seed, checked=False)
+    case = without_newer_directives(draw_case(seed, checked=False))  # CPU-only or not mapped yet
     rng = random.Random(seed * 7919 + 1)
     directives: list[Directive] = []
     for d in case.directives:

@@ -27,10 +27,27 @@ def _loop(hl: Any, rdoms: dict[str, Any], func: str, name: Any) -> Any:
     return hl.Var(name) if isinstance(name, str) else name
 
 
-def apply_directive(hl: Any, funcs: dict[str, Any], rdoms: dict[str, Any], d: Directive) -> None:
-    """Apply one directive to the Halide Funcs of a case (raises what Halide raises)."""
+CONDITIONS = {
+    "": lambda a, _: a,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def apply_directive(
+    hl: Any, funcs: dict[str, Any], rdoms: dict[str, Any], d: Directive, params: dict[str, Any] | None = None
+) -> None:
+    """Apply one directive to the Halide Funcs of a case (raises what Halide raises);
+    `params` holds the Halide Params that specialization conditions read."""
     f = funcs[d.func]
     stage = f if d.stage == 0 else f.update(d.stage - 1)
+    if d.condition is not None:
+        name, op, value = d.condition
+        stage = stage.specialize(CONDITIONS[op]((params or {})[name], value))
+        if d.kind == "specialize":
+            return
 
     def v(a: Any) -> Any:
         return _loop(hl, rdoms, d.func, a)
@@ -72,23 +89,45 @@ def apply_directive(hl: Any, funcs: dict[str, Any], rdoms: dict[str, Any], d: Di
         f.hoist_storage(funcs[args[0]], hl.Var(args[1]))
     elif d.kind == "hoist_storage_root":
         f.hoist_storage_root()
+    elif d.kind == "specialize_fail":
+        stage.specialize_fail(args[0])
+    elif d.kind == "compute_with":
+        parent, index, var, align = args
+        target = funcs[parent] if index == 0 else funcs[parent].update(index - 1)
+        stage.compute_with(target, _loop(hl, rdoms, parent, var), getattr(hl.LoopAlignStrategy, align))
+    elif d.kind == "memoize":
+        f.memoize()
     else:
         raise ValueError(f"no Halide mapping for directive {d.kind}")
 
 
+# Halide refuses to memoize a Func that reads an image unless memoize_tag() says what stands
+# for it; every fuzz pipeline reads `image` (Pixelweave keys it by its contents instead).
+MEMOIZED_IMAGE = "Buffer parameter image encountered in computed_cached computation"
+
+
 def run_in_halide(ns: dict[str, Any], case: Case, inputs: dict[str, Any]) -> tuple[list[np.ndarray] | None, str]:
     """Build the case's algorithm with Halide, apply its schedule and realize it: (the
-    requested window of each output, "") or (None, Halide's error)."""
+    requested window of each output, "") or (None, Halide's error). Where Halide refuses
+    memoize() only because the Func reads the input image, the schedule is tried again
+    without its memoize() calls, which change no value."""
+    outputs, error = _realize_in_halide(ns, case, inputs, case.directives)
+    if outputs is None and MEMOIZED_IMAGE in error:
+        outputs, error = _realize_in_halide(ns, case, inputs, [d for d in case.directives if d.kind != "memoize"])
+    return outputs, error
+
+
+def _realize_in_halide(
+    ns: dict[str, Any], case: Case, inputs: dict[str, Any], directives: list[Directive]
+) -> tuple[list[np.ndarray] | None, str]:
     import halide as hl
-    from pixelweave.engine.fuzz.execute import requested_window
+    from pixelweave.engine.fuzz.execute import requested_window, set_halide_inputs
 
     try:
         outputs, funcs, rdoms, handles = ns["algorithm"](hl)
-        for d in case.directives:
-            apply_directive(hl, funcs, rdoms, d)
-        handles["image"].set(hl.Buffer(np.ascontiguousarray(inputs["image"])))
-        if "k" in inputs:
-            handles["k"].set(inputs["k"])
+        for d in directives:
+            apply_directive(hl, funcs, rdoms, d, handles)
+        set_halide_inputs(hl, handles, inputs)
         result = hl.Pipeline(list(outputs)).realize(list(case.sizes))
         buffers = [result] if len(outputs) == 1 else [result[i] for i in range(len(outputs))]
         return [requested_window(b, case.sizes) for b in buffers], ""

@@ -40,7 +40,10 @@ def _bypass_stage(case: Case, name: str) -> Case | None:
         return None
     c.outputs = outputs
     c.directives = [
-        d for d in c.directives if d.func != name and not (d.kind in ("compute_at", "store_at") and d.args[0] == name)
+        d
+        for d in c.directives
+        if d.func != name
+        and not (d.kind in ("compute_at", "store_at", "hoist_storage", "compute_with") and d.args[0] == name)
     ]
     c.directives = [d for d in c.directives if not (d.func in outputs and d.kind in ("compute_at", "store_at"))]
     c.directives = [d for d in c.directives if not (d.func in outputs and d.kind in ("compute_root", "store_root"))]

@@ -74,8 +74,8 @@ def fuse_groups(ctx: LoweringContext) -> None:
     if ctx.target == "opencl":
         info, k, _, _ = pairs[0]
         raise ScheduleError(
-            f"{stage_name(info, k)} is scheduled compute_with(), which Pixelweave compiles for CPU targets only, "
-            "not target='opencl'"
+            f"{stage_name(info, k)} (Func `{info.func.name()}`) is scheduled compute_with(), which Pixelweave "
+            "compiles for CPU targets only, not target='opencl'; remove the compute_with()"
         )
     callees = _transitive_callees(ctx)
     children: set[tuple[str, int]] = {(c.name, k) for c, k, _, _ in pairs}
@@ -163,7 +163,9 @@ def _check_pair(
     children: set[tuple[str, int]],
 ) -> None:
     c_name, p_name = stage_name(child, k), stage_name(parent, level.stage)
-    what = f"compute_with of {c_name} with {p_name} at {level.var}"
+    # the Funcs in backquotes, so that a refusal names them as every refusal does
+    funcs = f"`{child.func.name()}`, `{parent.func.name()}`"
+    what = f"compute_with of {c_name} with {p_name} at {level.var} (Funcs {funcs})"
     if (parent.name, level.stage) in children:
         grand = parent.stages[level.stage].schedule.fuse_level
         if grand is not None and grand.func is child.func:
@@ -183,12 +185,12 @@ def _check_pair(
         if info.stages[s].schedule.specializations:
             raise ScheduleError(
                 f"Invalid {what}: {stage_name(info, s)} has specializations (specialize()); Pixelweave does not "
-                "fuse a specialized stage's loops with another stage's"
+                "fuse a specialized stage's loops with another stage's: remove the specialize() or the compute_with()"
             )
         if info.schedule.memoized:
             raise ScheduleError(
                 f"Invalid {what}: `{info.func.name()}` is memoized; a cache hit would skip the stages fused with it, "
-                "so Pixelweave does not fuse a memoized Func's loops"
+                "so Pixelweave does not fuse a memoized Func's loops: remove the memoize() or the compute_with()"
             )
     c_level, p_level = child.compute_level(), parent.compute_level()
     if not _same_level(c_level, p_level):
@@ -206,19 +208,24 @@ def _check_pair(
     if child.name in callees.get(parent.name, set()) or parent.name in callees.get(child.name, set()):
         raise ScheduleError(
             f"Invalid compute_with: there is dependency between {parent.func.name()} and {child.func.name()} (one "
-            "calls the other, directly or through other Funcs), so their loops cannot be fused"
+            f"calls the other, directly or through other Funcs), so their loops cannot be fused; compute_with fuses "
+            f"only Funcs that do not read each other: remove the compute_with of `{child.func.name()}`"
         )
     c_dims, p_dims = child.stages[k].schedule.dims, parent.stages[level.stage].schedule.dims
     c_at, p_at = _fused_index(child, k, level.var), _fused_index(parent, level.stage, level.var)
     for at, name, dims in ((p_at, p_name, p_dims), (c_at, c_name, c_dims)):
         if at is None:
             loops = ", ".join(d.name for d in reversed(dims))
-            raise ScheduleError(f"Invalid compute_with: cannot find {level.var} in {name}; its loops are {loops}")
+            raise ScheduleError(
+                f"Invalid compute_with: cannot find {level.var} in {name}; its loops are {loops}; compute_with of "
+                f"`{child.func.name()}` with `{parent.func.name()}` must name a loop of both stages"
+            )
     assert c_at is not None and p_at is not None
     if len(c_dims) - c_at != len(p_dims) - p_at:
         raise ScheduleError(
             f"Invalid {what}: # of fused dims of {p_name} ({', '.join(d.name for d in reversed(p_dims[p_at:]))}) "
-            f"and {c_name} ({', '.join(d.name for d in reversed(c_dims[c_at:]))}) do not match"
+            f"and {c_name} ({', '.join(d.name for d in reversed(c_dims[c_at:]))}) do not match; the loops from the "
+            "fused one outwards must be as many in both stages (split both alike)"
         )
     for i, (d1, d2) in enumerate(zip(p_dims[p_at:], c_dims[c_at:], strict=True)):
         if not var_name_match(d1.name, d2.name):
@@ -229,12 +236,13 @@ def _check_pair(
         if d1.for_type != d2.for_type:
             raise ScheduleError(
                 f"Invalid {what}: for types of dim {i} of {p_name}({d1.name} is {d1.for_type.value}) and "
-                f"{c_name}({d2.name} is {d2.for_type.value}) do not match"
+                f"{c_name}({d2.name} is {d2.for_type.value}) do not match; give the fused loops of both stages the "
+                "same kind (serial, parallel or unrolled)"
             )
         if d1.is_rvar != d2.is_rvar:
             raise ScheduleError(
                 f"Invalid {what}: types of dim {i} of {p_name}({d1.name}) and {c_name}({d2.name}) do not match: one "
-                "is a reduction variable, the other a pure variable"
+                "is a reduction variable, the other a pure variable; the fused loops must be of the same kind"
             )
         if d1.for_type not in FUSABLE_LOOPS:
             raise ScheduleError(
@@ -252,7 +260,8 @@ def _check_no_dependence_in_group(group: FusedGroup, callees: dict[str, set[str]
                 raise ScheduleError(
                     f"Invalid compute_with: there is dependency between {b.func.name()} and {a.func.name()} ("
                     f"{a.func.name()} calls {b.func.name()}), which are computed in the same fused loops "
-                    f"({', '.join(m.func.name() for m in group.members)}); remove the compute_with of one of them"
+                    f"({', '.join(m.func.name() for m in group.members)}); remove the compute_with of "
+                    f"`{a.func.name()}` or `{b.func.name()}`"
                 )
 
 

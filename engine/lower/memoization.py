@@ -45,7 +45,7 @@ def check_memoized(ctx: LoweringContext) -> None:
         where = f"Func `{name}` cannot be memoized"
         if info.is_output or info.computes_output:
             raise ScheduleError(
-                f"{where} because it is an output of the pipeline; memoize an intermediate Func (to cache a "
+                f"{where} because it is an output of the pipeline; memoize only an intermediate Func (to cache a "
                 "whole pipeline, have its output copy a memoized Func)"
             )
         if info.is_inlined():
@@ -58,7 +58,9 @@ def check_memoized(ctx: LoweringContext) -> None:
                 "at different loop levels; remove the store_root()/store_at()"
             )
         if ctx.target == "opencl":
-            raise ScheduleError(f"{where} for target='opencl': Pixelweave memoizes on CPU targets only")
+            raise ScheduleError(
+                f"{where} for target='opencl': Pixelweave memoizes on CPU targets only; remove the memoize()"
+            )
         if level.kind == "at":
             for stage in ctx.info(level.func).stages:
                 for d in stage.schedule.dims:
@@ -70,7 +72,7 @@ def check_memoized(ctx: LoweringContext) -> None:
                         raise ScheduleError(
                             f"{where} inside loop {level} of `{level.func.name()}`, which is {d.for_type.value}: "
                             "the cache is looked up once per iteration of a serial, parallel or unrolled loop; "
-                            "compute it at another loop or at the root"
+                            "compute it at another loop or at the root, or remove the memoize()"
                         )
 
 

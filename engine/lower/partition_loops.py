@@ -158,6 +158,11 @@ def _inner_bindings(body: Stmt, v: str) -> tuple[dict[str, E.Expr | None], set[s
         for n in walk(e):
             if isinstance(n, E.Let):
                 inner.add(n.name)
+    # A name that is also a loop or an Expr Let inside (the branches of a specialized stage
+    # bind one loop name as a vectorized LetStmt in one branch and a For in another) has no
+    # single value either.
+    for name in inner & lets.keys():
+        lets[name] = None
     inner.update(name for name, value in lets.items() if value is None)
     return lets, inner
 

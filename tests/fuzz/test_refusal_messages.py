@@ -16,7 +16,7 @@ REFUSALS = {
                  "compute_root()"),
     4242000496: ("s1", "compute_at(`s4`, xyif)", "legal compute levels for `s1` are: compute_root(), "
                  "compute_at(`s3`, yoo)"),
-    4242000004: ("s1", "store_root()", "legal store levels for `s1` computed there are: store_at(`s4`, y)"),
+    4242000001: ("s1", "store_root()", "legal store levels for `s1` computed there are: store_at(`s2`, yi)"),
     4242000051: ("s4", "split of x in update 0", "legal tail strategies here are RoundUp, GuardWithIf and Auto"),
     4242000131: ("s2", "split of y.yi in update 0", "legal tail strategies here are GuardWithIf and Auto"),
     4242000112: ("s1", "bound(x, ...)", "legal: a bound(x, min, extent) that covers what is read"),

@@ -480,3 +480,39 @@ def test_specialized_and_memoized_stages_are_not_fused():
     f.memoize()
     with pytest.raises(pw.ScheduleError, match="is memoized"):
         pw.Pipeline(h).realize([8, 8])
+
+
+def test_refusals_name_the_funcs_and_what_would_be_legal():
+    """The fuzzer counts a refusal that does not name its Funcs (in backquotes) and what
+    would be legal as a failure: these came out of it."""
+
+    def refused(schedule) -> str:
+        f, g, x, y = _pair(pw)
+        schedule(f, g, x, y)
+        with pytest.raises(ScheduleError) as caught:
+            pw.Pipeline([f, g]).compile()
+        return str(caught.value)
+
+    def kinds(f, g, x, y):
+        f.parallel(y)
+        g.compute_with(f, x)
+
+    def count(f, g, x, y):
+        f.split(y, pw.Var("yo"), pw.Var("yi"), 2)
+        g.compute_with(f, x)
+
+    def missing(f, g, x, y):
+        g.compute_with(f, pw.Var("z"))
+
+    def specialized(f, g, x, y):
+        f.specialize(pw.Param(pw.Bool(), "fast", True)).vectorize(x, 4)
+        g.compute_with(f, y)
+
+    for schedule, legal in (
+        (kinds, "give the fused loops of both stages the same kind"),
+        (count, "must be as many in both stages"),
+        (missing, "compute_with of `g` with `f` must name a loop of both stages"),
+        (specialized, "remove the specialize() or the compute_with()"),
+    ):
+        message = refused(schedule)
+        assert "`g`" in message and "`f`" in message and legal in message, message

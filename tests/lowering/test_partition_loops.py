@@ -187,3 +187,25 @@ def test_a_clamp_of_a_value_read_from_memory_is_not_partitioned(rng):
     for w, h in ((1, 1), (9, 2), (45, 3)):
         inputs = {"image": rng.integers(0, 1000, (h, w)).astype(np.uint16)}
         np.testing.assert_array_equal(fn([w, h], inputs), pipeline.realize_reference([w, h], inputs))
+
+
+@pytest.mark.parametrize("p", [3, 4])
+def test_a_loop_vectorized_in_one_specialization_and_serial_in_the_other(p, rng):
+    """The branches of a specialized producer bind its x as a vector LetStmt in one branch
+    and as a serial loop in the other, in the same loop body: that name has no single value
+    to put into a boundary test (found by the schedule fuzzer: an internal error)."""
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.UInt(16), 2, "input")
+    q = pw.Param(pw.Int(32), "p", 3)
+    k = pw.Param(pw.UInt(16), "k", 1)
+    edge = pw.BoundaryConditions.repeat_image(inp)
+    g, h, out = pw.Func("g"), pw.Func("h"), pw.Func("out")
+    g[x, y] = pw.max(edge[x + 2, y - 1], edge[x - 2, y + 1])
+    h[x, y] = pw.select(g[x, y] > k * 100, g[x, y] - k, g[x, y])
+    out[x, y] = h[x - 2, y - 2] + h[x + 2, y - 1] + h[x, y + 2]
+    out.split(x, pw.Var("xo"), pw.Var("xi"), 2)
+    h.compute_at(out, pw.Var("xi"))
+    g.compute_at(out, y)
+    h.specialize(q >= 4).vectorize(x, 4)
+    data = rng.integers(0, 1000, (13, 7)).astype(np.uint16)
+    compare(pw.Pipeline(out), [11, 6], {"input": data, "p": p})
