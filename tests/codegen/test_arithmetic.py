@@ -53,7 +53,7 @@ OPS = {
 COMPARES = {"eq": E.EQ, "ne": E.NE, "lt": E.LT, "le": E.LE, "gt": E.GT, "ge": E.GE}
 
 
-def _expected(op: str, a: np.ndarray, b: np.ndarray, t: Type) -> np.ndarray:
+def expected_result(op: str, a: np.ndarray, b: np.ndarray, t: Type) -> np.ndarray:
     dt = t.numpy()
     with np.errstate(all="ignore"):
         if op == "add":
@@ -94,7 +94,7 @@ def test_binary_operators_and_comparisons(t: Type, lanes: int, level: str, rng) 
     types = {name: out_t for name, (out_t, _) in outputs.items()}
     got = run(lowered, {"a": a, "b": b}, types, level=level)
     for op in OPS:
-        np.testing.assert_array_equal(got[op], _expected(op, a, b, t), err_msg=f"{op} on {t}")
+        np.testing.assert_array_equal(got[op], expected_result(op, a, b, t), err_msg=f"{op} on {t}")
     with np.errstate(invalid="ignore"):
         for op, fn in {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
                        "gt": np.greater, "ge": np.greater_equal}.items():  # fmt: skip

@@ -17,7 +17,7 @@ from tests.codegen.test_arithmetic import FLOAT_TYPES, INT_TYPES, LANES_AND_LEVE
 ALL_TYPES = [Bool(), *INT_TYPES, *FLOAT_TYPES]
 
 
-def _name(t: Type) -> str:
+def type_id(t: Type) -> str:
     return "bool" if t.is_bool() else f"{t.code}{t.bits}"
 
 
@@ -46,10 +46,10 @@ def expected_cast(a: np.ndarray, src: Type, dst: Type) -> np.ndarray:
 
 
 @pytest.mark.parametrize(("lanes", "level"), [(1, "fast"), (8, "fast"), (8, "full")])
-@pytest.mark.parametrize("src", ALL_TYPES, ids=_name)
+@pytest.mark.parametrize("src", ALL_TYPES, ids=type_id)
 def test_casts_to_every_type(src: Type, lanes: int, level: str, rng) -> None:
-    outputs = {f"to_{_name(d)}": (d, lambda v, d=d: E.Cast(d.with_lanes(lanes), v["a"])) for d in ALL_TYPES}
-    lowered = elementwise(f"cast_{_name(src)}_{lanes}", {"a": src}, outputs, lanes)
+    outputs = {f"to_{type_id(d)}": (d, lambda v, d=d: E.Cast(d.with_lanes(lanes), v["a"])) for d in ALL_TYPES}
+    lowered = elementwise(f"cast_{type_id(src)}_{lanes}", {"a": src}, outputs, lanes)
     if src.is_bool():
         a = rng.integers(0, 2, N).astype(bool)
     else:
@@ -59,7 +59,7 @@ def test_casts_to_every_type(src: Type, lanes: int, level: str, rng) -> None:
             a[-len(edges) :] = np.array(edges, dtype=a.dtype)
     got = run(lowered, {"a": a}, {name: d for name, (d, _) in outputs.items()}, level=level)
     for d in ALL_TYPES:
-        np.testing.assert_array_equal(got[f"to_{_name(d)}"], expected_cast(a, src, d), err_msg=f"{src} -> {d}")
+        np.testing.assert_array_equal(got[f"to_{type_id(d)}"], expected_cast(a, src, d), err_msg=f"{src} -> {d}")
 
 
 SHIFT_TYPES = [Int(8), Int(16), Int(32), Int(64), UInt(8), UInt(16), UInt(32), UInt(64)]
@@ -96,7 +96,7 @@ def exact_shift(op: str, a: np.ndarray, b: np.ndarray, t: Type) -> np.ndarray:
 
 
 @pytest.mark.parametrize(("lanes", "level"), LANES_AND_LEVELS)
-@pytest.mark.parametrize("t", SHIFT_TYPES, ids=_name)
+@pytest.mark.parametrize("t", SHIFT_TYPES, ids=type_id)
 def test_shifts_with_big_and_negative_amounts(t: Type, lanes: int, level: str, rng) -> None:
     amount_types = [Int(t.bits), UInt(t.bits)]
     outputs = {}
@@ -117,7 +117,7 @@ def test_shifts_with_big_and_negative_amounts(t: Type, lanes: int, level: str, r
                 lambda v, name=name, c=c: E.Call(t.with_lanes(lanes), name, (v["a"], c), "intrinsic"),
             )
     inputs = {"a": t, "b_int": Int(t.bits), "b_uint": UInt(t.bits)}
-    lowered = elementwise(f"shift_{_name(t)}_{lanes}", inputs, outputs, lanes)
+    lowered = elementwise(f"shift_{type_id(t)}_{lanes}", inputs, outputs, lanes)
     a = sample(t, rng)
     amounts = {f"b_{at.code}": shift_amounts(at, rng) for at in amount_types}
     got = run(lowered, {"a": a, **amounts}, {name: t for name in outputs}, level=level)

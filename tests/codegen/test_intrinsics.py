@@ -19,7 +19,7 @@ def call(t: Type, name: str, *args: E.Expr) -> E.Call:
     return E.Call(t, name, args, "intrinsic")
 
 
-def _domain(name: str, rng, dt) -> np.ndarray:
+def sample_domain(name: str, rng, dt) -> np.ndarray:
     if name in ("asin", "acos"):
         return rng.uniform(-1, 1, N).astype(dt)
     if name in ("sqrt", "log"):
@@ -42,7 +42,7 @@ def test_float_intrinsics(t: Type, lanes: int, level: str, rng) -> None:
     inputs = {name: t for name in [*[f"in_{n}" for n in UNARY], "x", "p", "q"]}
     lowered = elementwise(f"float_intrinsics_{t.bits}_{lanes}", inputs, outputs, lanes)
     dt = t.numpy()
-    arrays = {f"in_{name}": _domain(name, rng, dt) for name in UNARY}
+    arrays = {f"in_{name}": sample_domain(name, rng, dt) for name in UNARY}
     x = sample(t, rng)
     x[:8] = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, -3.5], dtype=dt)  # round half to even
     arrays.update(x=x, p=rng.uniform(0, 10, N).astype(dt), q=rng.uniform(-5, 5, N).astype(dt))
@@ -60,14 +60,14 @@ def test_float_intrinsics(t: Type, lanes: int, level: str, rng) -> None:
         np.testing.assert_array_equal(got["is_nan"], np.isnan(x))
 
 
-def _unsigned(t: Type) -> Type:
+def unsigned_type(t: Type) -> Type:
     return UInt(t.bits) if t.is_int() else t
 
 
 @pytest.mark.parametrize(("lanes", "level"), LANES_AND_LEVELS)
 @pytest.mark.parametrize("t", INT_TYPES, ids=str)
 def test_integer_intrinsics(t: Type, lanes: int, level: str, rng) -> None:
-    vt, ut = t.with_lanes(lanes), _unsigned(t)
+    vt, ut = t.with_lanes(lanes), unsigned_type(t)
     outputs = {
         "abs": (ut, lambda v: call(ut.with_lanes(lanes), "abs", v["a"])),
         "absd": (ut, lambda v: call(ut.with_lanes(lanes), "absd", v["a"], v["b"])),

@@ -20,9 +20,9 @@ from pixelweave.engine.stmt import For, ForType, IfThenElse, LetStmt
 from pixelweave.engine.stmt_visit import StmtMutator
 
 from tests.codegen.builders import elementwise
-from tests.codegen.test_arithmetic import COMPARES, FLOAT_TYPES, INT_TYPES, OPS, N, _expected, sample
-from tests.codegen.test_casts_and_shifts import ALL_TYPES, SHIFT_TYPES, _name, exact_shift, expected_cast
-from tests.codegen.test_intrinsics import EXACT_UNARY, UNARY, _domain, _unsigned, call
+from tests.codegen.test_arithmetic import COMPARES, FLOAT_TYPES, INT_TYPES, OPS, N, expected_result, sample
+from tests.codegen.test_casts_and_shifts import ALL_TYPES, SHIFT_TYPES, exact_shift, expected_cast, type_id
+from tests.codegen.test_intrinsics import EXACT_UNARY, UNARY, call, sample_domain, unsigned_type
 
 pytestmark = pytest.mark.usefixtures("opencl_device")
 
@@ -56,7 +56,7 @@ def test_binary_operators_and_comparisons(t: Type, rng) -> None:
     a, b = sample(t, rng), sample(t, rng, zeros=True)
     got = run(lowered, {"a": a, "b": b}, {name: out_t for name, (out_t, _) in outputs.items()})
     for op in OPS:
-        np.testing.assert_array_equal(got[op], _expected(op, a, b, t), err_msg=f"{op} on {t}")
+        np.testing.assert_array_equal(got[op], expected_result(op, a, b, t), err_msg=f"{op} on {t}")
     with np.errstate(invalid="ignore"):
         for op, fn in {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
                        "gt": np.greater, "ge": np.greater_equal}.items():  # fmt: skip
@@ -64,10 +64,10 @@ def test_binary_operators_and_comparisons(t: Type, rng) -> None:
         np.testing.assert_array_equal(got["select"], np.where(a < b, b, a))
 
 
-@pytest.mark.parametrize("src", ALL_TYPES, ids=_name)
+@pytest.mark.parametrize("src", ALL_TYPES, ids=type_id)
 def test_casts_to_every_type(src: Type, rng) -> None:
-    outputs = {f"to_{_name(d)}": (d, lambda v, d=d: E.Cast(d, v["a"])) for d in ALL_TYPES}
-    lowered = elementwise(f"cast_{_name(src)}", {"a": src}, outputs)
+    outputs = {f"to_{type_id(d)}": (d, lambda v, d=d: E.Cast(d, v["a"])) for d in ALL_TYPES}
+    lowered = elementwise(f"cast_{type_id(src)}", {"a": src}, outputs)
     if src.is_bool():
         a = rng.integers(0, 2, N).astype(bool)
     else:
@@ -79,10 +79,10 @@ def test_casts_to_every_type(src: Type, rng) -> None:
             a[-len(edges) :] = np.array(edges, dtype=a.dtype)
     got = run(lowered, {"a": a}, {name: d for name, (d, _) in outputs.items()})
     for d in ALL_TYPES:
-        np.testing.assert_array_equal(got[f"to_{_name(d)}"], expected_cast(a, src, d), err_msg=f"{src} -> {d}")
+        np.testing.assert_array_equal(got[f"to_{type_id(d)}"], expected_cast(a, src, d), err_msg=f"{src} -> {d}")
 
 
-@pytest.mark.parametrize("t", SHIFT_TYPES, ids=_name)
+@pytest.mark.parametrize("t", SHIFT_TYPES, ids=type_id)
 def test_shifts_with_big_and_negative_amounts(t: Type, rng) -> None:
     outputs = {}
     amounts = {}
@@ -95,7 +95,7 @@ def test_shifts_with_big_and_negative_amounts(t: Type, rng) -> None:
                 t,
                 lambda v, name=name, at=at: E.Call(t, name, (v["a"], v[f"b_{at.code}"]), "intrinsic"),
             )
-    lowered = elementwise(f"shift_{_name(t)}", {"a": t, "b_int": Int(t.bits), "b_uint": UInt(t.bits)}, outputs)
+    lowered = elementwise(f"shift_{type_id(t)}", {"a": t, "b_int": Int(t.bits), "b_uint": UInt(t.bits)}, outputs)
     a = sample(t, rng)
     got = run(lowered, {"a": a, **amounts}, {name: t for name in outputs})
     for name in outputs:
@@ -114,7 +114,7 @@ def test_float_intrinsics(t: Type, rng) -> None:
     inputs = {name: t for name in [*[f"in_{n}" for n in UNARY], "x", "p", "q"]}
     lowered = elementwise(f"float_intrinsics_{t.bits}", inputs, outputs)
     dt = t.numpy()
-    arrays = {f"in_{name}": _domain(name, rng, dt) for name in UNARY}
+    arrays = {f"in_{name}": sample_domain(name, rng, dt) for name in UNARY}
     x = sample(t, rng)
     x[:8] = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, -3.5], dtype=dt)  # round half to even
     arrays.update(x=x, p=rng.uniform(0, 10, N).astype(dt), q=rng.uniform(-5, 5, N).astype(dt))
@@ -133,7 +133,7 @@ def test_float_intrinsics(t: Type, rng) -> None:
 
 @pytest.mark.parametrize("t", INT_TYPES, ids=str)
 def test_integer_intrinsics(t: Type, rng) -> None:
-    ut = _unsigned(t)
+    ut = unsigned_type(t)
     outputs = {
         "abs": (ut, lambda v: call(ut, "abs", v["a"])),
         "absd": (ut, lambda v: call(ut, "absd", v["a"], v["b"])),

@@ -21,9 +21,9 @@ from pixelweave.engine.stmt import Broadcast, For, ForType, IfThenElse, LetStmt
 from pixelweave.engine.stmt_visit import StmtMutator
 
 from tests.codegen.builders import elementwise
-from tests.codegen.test_arithmetic import COMPARES, FLOAT_TYPES, INT_TYPES, OPS, N, _expected, sample
-from tests.codegen.test_casts_and_shifts import ALL_TYPES, SHIFT_TYPES, _name, exact_shift, expected_cast
-from tests.codegen.test_intrinsics import _unsigned, call
+from tests.codegen.test_arithmetic import COMPARES, FLOAT_TYPES, INT_TYPES, OPS, N, expected_result, sample
+from tests.codegen.test_casts_and_shifts import ALL_TYPES, SHIFT_TYPES, exact_shift, expected_cast, type_id
+from tests.codegen.test_intrinsics import call, unsigned_type
 
 pytestmark = pytest.mark.usefixtures("opencl_device")
 
@@ -66,7 +66,7 @@ def _binary_ops(t: Type, lanes: int, rng) -> None:
     a, b = sample(t, rng)[:n], sample(t, rng, zeros=True)[:n]
     got = run(lowered, {"a": a, "b": b}, {name: out_t for name, (out_t, _) in outputs.items()}, lanes, n)
     for op in OPS:
-        np.testing.assert_array_equal(got[op], _expected(op, a, b, t), err_msg=f"{op} on {t} x {lanes}")
+        np.testing.assert_array_equal(got[op], expected_result(op, a, b, t), err_msg=f"{op} on {t} x {lanes}")
     with np.errstate(invalid="ignore"):
         for op, fn in {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
                        "gt": np.greater, "ge": np.greater_equal}.items():  # fmt: skip
@@ -88,12 +88,12 @@ def test_binary_operators_in_every_vector_width(t: Type, lanes: int, rng) -> Non
     _binary_ops(t, lanes, rng)
 
 
-@pytest.mark.parametrize("src", ALL_TYPES, ids=_name)
+@pytest.mark.parametrize("src", ALL_TYPES, ids=type_id)
 def test_vector_casts_to_every_type(src: Type, rng) -> None:
     """convert_T without saturation: wrapping integers, truncating floats, bools 1/0."""
     lanes = 4
-    outputs = {f"to_{_name(d)}": (d, lambda v, d=d: E.Cast(d.with_lanes(lanes), v["a"])) for d in ALL_TYPES}
-    lowered = elementwise(f"vcast_{_name(src)}", {"a": src}, outputs, lanes=lanes)
+    outputs = {f"to_{type_id(d)}": (d, lambda v, d=d: E.Cast(d.with_lanes(lanes), v["a"])) for d in ALL_TYPES}
+    lowered = elementwise(f"vcast_{type_id(src)}", {"a": src}, outputs, lanes=lanes)
     if src.is_bool():
         a = rng.integers(0, 2, N).astype(bool)
     else:
@@ -104,7 +104,7 @@ def test_vector_casts_to_every_type(src: Type, rng) -> None:
             a[-len(edges) :] = np.array(edges, dtype=a.dtype)
     got = run(lowered, {"a": a}, {name: d for name, (d, _) in outputs.items()}, lanes, N)
     for d in ALL_TYPES:
-        np.testing.assert_array_equal(got[f"to_{_name(d)}"], expected_cast(a, src, d), err_msg=f"{src} -> {d}")
+        np.testing.assert_array_equal(got[f"to_{type_id(d)}"], expected_cast(a, src, d), err_msg=f"{src} -> {d}")
 
 
 @pytest.mark.parametrize("t", [Int(8), Int(16), Int(32), UInt(8), UInt(32)], ids=str)
@@ -124,7 +124,7 @@ def test_vector_division_by_constants(t: Type, rng) -> None:
             np.testing.assert_array_equal(got[f"r{k}"], modulo(a, b, t), err_msg=f"{t} % {d}")
 
 
-@pytest.mark.parametrize("t", SHIFT_TYPES[:4], ids=_name)
+@pytest.mark.parametrize("t", SHIFT_TYPES[:4], ids=type_id)
 def test_vector_shifts_lane_by_lane(t: Type, rng) -> None:
     """Shifts with negative and oversized amounts (computed lane by lane with the scalar rules)."""
     amounts = rng.integers(-t.bits - 3, t.bits + 4, N).astype(Int(t.bits).numpy())
@@ -132,7 +132,7 @@ def test_vector_shifts_lane_by_lane(t: Type, rng) -> None:
         name: (t, lambda v, name=name: E.Call(t.with_lanes(4), name, (v["a"], v["b"]), "intrinsic"))
         for name in ("shift_left", "shift_right")
     }
-    lowered = elementwise(f"vshift_{_name(t)}", {"a": t, "b": Int(t.bits)}, outputs, lanes=4)
+    lowered = elementwise(f"vshift_{type_id(t)}", {"a": t, "b": Int(t.bits)}, outputs, lanes=4)
     a = sample(t, rng)
     got = run(lowered, {"a": a, "b": amounts}, {name: t for name in outputs}, 4, N)
     for name in outputs:
@@ -141,7 +141,7 @@ def test_vector_shifts_lane_by_lane(t: Type, rng) -> None:
 
 @pytest.mark.parametrize("t", [Int(8), Int(32), Int(64), UInt(16), UInt(64), Float(32), Float(64)], ids=str)
 def test_vector_intrinsics(t: Type, rng) -> None:
-    ut = _unsigned(t) if not t.is_float() else t
+    ut = unsigned_type(t) if not t.is_float() else t
     outputs = {
         "abs": (ut, lambda v: call(ut.with_lanes(8), "abs", v["a"])),
         "absd": (ut, lambda v: call(ut.with_lanes(8), "absd", v["a"], v["b"])),
