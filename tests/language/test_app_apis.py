@@ -1,6 +1,8 @@
 """The small Halide APIs the learning apps use (tests/language/test_halide_apps.py runs
 the apps themselves), each against `halide` where Halide gives an answer to compare."""
 
+import uuid
+
 import halide as hl
 import halide.imageio
 import numpy as np
@@ -14,10 +16,12 @@ import pixelweave.imageio
 def test_vars_and_funcs_name_one_object_per_word():
     for lang in (pw, hl):
         x, y, c = lang.vars("x y c")
-        left, right = lang.funcs("funcs_test_left funcs_test_right")
+        # a name made once in this process: Halide renames a repeated Func name (name$1)
+        unique = f"funcs_test_{uuid.uuid4().hex}"
+        left, right = lang.funcs(f"{unique}_left {unique}_right")
         assert [v.name() for v in (x, y, c)] == ["x", "y", "c"]
         assert isinstance(x, lang.Var) and isinstance(right, lang.Func)
-        assert left.name() == "funcs_test_left"  # a name no other test makes: Halide renames repeats
+        assert (left.name(), right.name()) == (f"{unique}_left", f"{unique}_right")
 
 
 def test_lambda_func_matches_halide():
