@@ -3,9 +3,7 @@ device here). Choosing OpenCL makes the schedule panel edit the OpenCL schedules
 mapping controls live, and the preview, loop nest and benchmark follow; edits are undoable."""
 
 import numpy as np
-import pytest
-from pixelweave.app.editor.main_window import EXAMPLES, MainWindow
-from pixelweave.nodes.document import Document
+from pixelweave.app.editor.main_window import EXAMPLES
 from pixelweave.nodes.targets import target_choices
 from PySide6 import QtCore
 
@@ -18,16 +16,6 @@ def assert_same_picture(gpu: np.ndarray, cpu: np.ndarray) -> None:
     assert gpu.shape == cpu.shape and gpu.dtype == cpu.dtype
     diff = np.abs(gpu.astype(np.int64) - cpu.astype(np.int64))
     assert diff.max() <= 1 and np.count_nonzero(diff) <= diff.size // 1000
-
-
-@pytest.fixture
-def window(qtbot):
-    w = MainWindow(ask_unsaved=lambda _parent, _name: "discard")
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    w.session.load(Document())
-    w.jobs.shutdown()
 
 
 def test_the_selector_lists_the_host_and_the_opencl_device(window):
