@@ -16,12 +16,16 @@ import pixelweave.imageio
 def test_vars_and_funcs_name_one_object_per_word():
     for lang in (pw, hl):
         x, y, c = lang.vars("x y c")
-        # a name made once in this process: Halide renames a repeated Func name (name$1)
         unique = f"funcs_test_{uuid.uuid4().hex}"
         left, right = lang.funcs(f"{unique}_left {unique}_right")
         assert [v.name() for v in (x, y, c)] == ["x", "y", "c"]
         assert isinstance(x, lang.Var) and isinstance(right, lang.Func)
-        assert (left.name(), right.name()) == (f"{unique}_left", f"{unique}_right")
+        # Halide may add a `$N` suffix that depends on what the process made before (seen
+        # in a full run even for a fresh name); Pixelweave keeps the name as given
+        names = (left.name(), right.name())
+        if lang is hl:
+            names = tuple(n.split("$")[0] for n in names)
+        assert names == (f"{unique}_left", f"{unique}_right")
 
 
 def test_lambda_func_matches_halide():
