@@ -15,6 +15,7 @@ from pixelweave.engine.ir.func import Definition, Func
 from pixelweave.engine.ir.param import ImageParam, Param
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.ir.visit import mutate
+from pixelweave.engine.schedule import StageSchedule
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,8 @@ def _rewriter(images: dict[ImageParam, ImageBinding], scalars: dict[Param, E.Exp
 
 
 def _rewrite_definition(d: Definition, rewrite: Callable[[E.Expr], E.Expr]) -> None:
+    if d.schedule is not None:
+        _rewrite_specializations(d.schedule, rewrite)
     d.value = rewrite(d.value)
     d.extra_values = tuple(rewrite(v) for v in d.extra_values)
     d.args = tuple(rewrite(a) for a in d.args)
@@ -104,3 +107,11 @@ def _rewrite_definition(d: Definition, rewrite: Callable[[E.Expr], E.Expr]) -> N
         d.rdom.bounds = [(rewrite(lo), rewrite(extent)) for lo, extent in d.rdom.bounds]
         d.rdom.predicates = [rewrite(p) for p in d.rdom.predicates]
 
+
+def _rewrite_specializations(schedule: StageSchedule, rewrite: Callable[[E.Expr], E.Expr]) -> None:
+    """specialize() conditions may test the bound Params and image sizes too."""
+    for spec in schedule.specializations:
+        if spec.condition is not None:
+            spec.condition = rewrite(spec.condition)
+        if spec.schedule is not None:
+            _rewrite_specializations(spec.schedule, rewrite)

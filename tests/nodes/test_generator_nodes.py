@@ -206,3 +206,42 @@ def test_a_generator_reading_an_input_stride_is_refused_with_the_node(tmp_path):
 def test_built_in_node_types_cannot_be_forgotten():
     with pytest.raises(NodeError, match="built-in"):
         forget_node_type("box_blur")
+
+
+def test_specializations_on_input_scalars_and_sizes_are_bound_too(tmp_path):
+    path = tmp_path / "specialized.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            import pixelweave as pw
+
+            @pw.generator(name="gain_specialized")
+            class GainSpecialized:
+                input = pw.InputBuffer(pw.UInt(8), 2)
+                gain = pw.InputScalar(pw.Int(32))
+                output = pw.OutputBuffer(pw.UInt(8), 2)
+
+                def generate(g):
+                    x, y = pw.Var("x"), pw.Var("y")
+                    scaled = pw.Func("scaled")
+                    scaled[x, y] = pw.min(pw.i32(g.input[x, y]) * g.gain, 255)
+                    g.output[x, y] = pw.u8(scaled[x, y])
+                    scaled.compute_root()
+                    scaled.specialize(g.gain == 1)
+                    scaled.specialize(g.input.width() >= 16).vectorize(x, 8)
+            """
+        )
+    )
+    (t,) = load_generator_nodes(path)
+    try:
+        doc = _doc([
+            _input("input", "gray"),
+            {"id": "node", "type": t.type_name, "params": {"gain": 2}, "inputs": {"input": "input.out"}},
+            _output("result", "node.output"),
+        ])  # fmt: skip
+        for gain in (2, 1):
+            doc.set_param("node", "gain", gain)
+            out = build_document(doc).run({"input": GRAY})["result"]
+            np.testing.assert_array_equal(out, np.minimum(GRAY.astype(np.int64) * gain, 255).astype(np.uint8))
+    finally:
+        forget_node_type(t.type_name)
