@@ -116,7 +116,7 @@ def generator_node_type(generator_class: type, source: str = "") -> type[NodeTyp
         if getattr(existing, "generator_class", None) is None:
             raise CompileError(f"{where}: its node type name `{type_name}` is taken by a built-in node type")
         forget_node_type(type_name)
-    doc = inspect.getdoc(generator_class) or f"The generator `{name}`"
+    doc = _user_docstring(generator_class) or f"The generator `{name}`"
     origin = f" (from {Path(source).name})" if source else ""
     namespace = {
         "__doc__": f"{doc}\n\nThe generator `{name}`{origin}; its InputScalars are run-time parameters.",
@@ -138,6 +138,18 @@ def generator_node_type(generator_class: type, source: str = "") -> type[NodeTyp
         "runtime_type": classmethod(_runtime_type),
     }
     return type(f"Generator_{type_name}", (NodeType,), namespace)
+
+
+def _user_docstring(generator_class: type) -> str:
+    """The docstring the user's class (or a base of theirs) gives, not the Generator base's."""
+    from pixelweave.engine.generator import Generator
+
+    for klass in generator_class.__mro__:
+        if klass in (Generator, object):
+            continue
+        if klass.__dict__.get("__doc__"):
+            return inspect.cleandoc(klass.__doc__)
+    return ""
 
 
 def _is_parameter(d: Any) -> bool:

@@ -234,6 +234,7 @@ def test_specializations_on_input_scalars_and_sizes_are_bound_too(tmp_path):
     )
     (t,) = load_generator_nodes(path)
     try:
+        assert t.tooltip().startswith("The generator `gain_specialized`")  # no docstring: not the base class's
         doc = _doc([
             _input("input", "gray"),
             {"id": "node", "type": t.type_name, "params": {"gain": 2}, "inputs": {"input": "input.out"}},
