@@ -9,12 +9,27 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from pixelweave.engine.ir.debug_calls import DEBUG_HOOKS, PRINT_PREFIX, TRACE_PREFIX
 
 _HOOK_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p)
 _lock = threading.Lock()
 _registered: dict[str, tuple] = {}
+
+
+def callback_addresses(
+    registry: dict[str, tuple], lock: threading.Lock, hook_type: Any, hooks: dict[str, Callable[..., Any]]
+) -> dict[str, int]:
+    """C symbol -> address of each Python hook, made into a ctypes callback the first time
+    (kept in `registry` for the life of the process, so the address stays valid)."""
+    with lock:
+        if not registry:
+            for symbol, fn in hooks.items():
+                callback = hook_type(fn)
+                registry[symbol] = (callback, ctypes.cast(callback, ctypes.c_void_p).value)
+        return {name: address for name, (_, address) in registry.items()}
 
 
 def _values(address: int, count: int) -> list[int]:
@@ -36,9 +51,5 @@ def _trace_hook(number: int, address: int) -> None:
 def debug_hook_addresses() -> dict[str, int]:
     """C symbol -> address of the print and trace hooks (made once per process), for the
     JIT to import into every library it links."""
-    with _lock:
-        if not _registered:
-            for prefix, fn in ((PRINT_PREFIX, _print_hook), (TRACE_PREFIX, _trace_hook)):
-                callback = _HOOK_TYPE(fn)  # kept for the life of the process
-                _registered[DEBUG_HOOKS[prefix]] = (callback, ctypes.cast(callback, ctypes.c_void_p).value)
-        return {name: address for name, (_, address) in _registered.items()}
+    hooks = {DEBUG_HOOKS[PRINT_PREFIX]: _print_hook, DEBUG_HOOKS[TRACE_PREFIX]: _trace_hook}
+    return callback_addresses(_registered, _lock, _HOOK_TYPE, hooks)

@@ -27,6 +27,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from pixelweave.engine.ir.memoize_calls import MEMOIZE_HOOKS, MEMOIZE_LOOKUP_PREFIX, MEMOIZE_STORE_PREFIX
+from pixelweave.engine.runtime.debug_hooks import callback_addresses
 
 DEFAULT_CACHE_SIZE = 1 << 20  # Halide's default limit, in bytes
 _U64 = (1 << 64) - 1
@@ -208,14 +209,11 @@ def _pending_key(identity: int, request: _Request) -> tuple:
 
 _HOOK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p)
 _registered: dict[str, tuple] = {}
+_registration_lock = threading.Lock()  # not _lock: a hook may be registered while the cache is busy
 
 
 def memoize_hook_addresses() -> dict[str, int]:
     """C symbol -> address of the lookup and store hooks (made once per process), for the
     JIT to import into every library it links."""
-    with _lock:
-        if not _registered:
-            for prefix, fn in ((MEMOIZE_LOOKUP_PREFIX, _lookup), (MEMOIZE_STORE_PREFIX, _store)):
-                callback = _HOOK_TYPE(fn)  # kept for the life of the process
-                _registered[MEMOIZE_HOOKS[prefix]] = (callback, ctypes.cast(callback, ctypes.c_void_p).value)
-        return {name: address for name, (_, address) in _registered.items()}
+    hooks = {MEMOIZE_HOOKS[MEMOIZE_LOOKUP_PREFIX]: _lookup, MEMOIZE_HOOKS[MEMOIZE_STORE_PREFIX]: _store}
+    return callback_addresses(_registered, _registration_lock, _HOOK_TYPE, hooks)
