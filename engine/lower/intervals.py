@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int, Type
+from pixelweave.engine.ir.visit import walk
 from pixelweave.engine.lower.simplify import constant_difference, simplify
+from pixelweave.engine.stmt import Load
 
 I32 = Int(32)
 
@@ -84,6 +86,14 @@ def interval_of(e: E.Expr, scope, memo: dict[int, SymInterval] | None = None) ->
         return hit
 
     return go(e)
+
+
+def fixed_before_running(cond: E.Expr) -> bool:
+    """Whether an expression depends on the pipeline's parameters (Params, buffer sizes) only."""
+    return all(
+        (isinstance(n, E.Variable) and n.kind == "param") or not isinstance(n, (E.Variable, E.Call, Load))
+        for n in walk(cond)
+    )
 
 
 def _const_sign(e: E.Expr | None) -> int | None:
@@ -213,7 +223,12 @@ def _interval(e: E.Expr, go, scope) -> SymInterval:  # noqa: C901 - one case per
         c = go(e.cond)
         if c.is_point() and isinstance(c.lo, E.Const):
             return go(e.true_value) if c.lo.value else go(e.false_value)
-        return go(e.true_value).union(go(e.false_value))
+        a, b = go(e.true_value), go(e.false_value)
+        if c.is_point() and a.is_point() and b.is_point() and fixed_before_running(c.lo):
+            # One value chosen once (a specialization's bound): keep it whole, so that
+            # `v - v` still cancels where v is used twice (the union would decorrelate them).
+            return SymInterval.point(simplify(E.Select(c.lo, a.lo, b.lo)))
+        return a.union(b)
     if isinstance(e, E.Let):
         if hasattr(scope, "bind"):
             return interval_of(e.body, scope.bind(e.name, go(e.value)))

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.ir.visit import walk
-from pixelweave.engine.lower.intervals import SymInterval, interval_of
+from pixelweave.engine.lower.intervals import SymInterval, fixed_before_running, interval_of
 from pixelweave.engine.lower.simplify import simplify
-from pixelweave.engine.stmt import For, IfThenElse, LetStmt, Load, Provide, Stmt
+from pixelweave.engine.stmt import For, IfThenElse, LetStmt, Provide, Stmt
 
 Box = list[SymInterval]
 
@@ -114,14 +114,6 @@ def _narrow(cond: E.Expr, sc: Scope) -> Scope:
 _FLIP = {E.LT: E.GT, E.LE: E.GE, E.GT: E.LT, E.GE: E.LE}
 
 
-def _fixed_before_running(cond: E.Expr) -> bool:
-    """Whether a condition depends on the pipeline's parameters (Params, buffer sizes) only."""
-    return all(
-        (isinstance(n, E.Variable) and n.kind == "param") or not isinstance(n, (E.Variable, E.Call, Load))
-        for n in walk(cond)
-    )
-
-
 def _chosen_box(cond: E.Expr, then_box: Box | None, else_box: Box | None) -> Box | None:
     """The box of `if (cond) then else else`: the branch's that runs; where one branch
     touches nothing, the other's (a box may not be empty)."""
@@ -173,7 +165,7 @@ def box_touched(
         if isinstance(s, IfThenElse):
             if calls:
                 exprs_box(s.condition, sc)
-            if s.else_case is not None and _fixed_before_running(s.condition):
+            if s.else_case is not None and fixed_before_running(s.condition):
                 # A specialization: only one branch runs, chosen before any loop, so the
                 # box is the chosen branch's (an input need not cover a branch not taken).
                 outside, result[0] = result[0], None

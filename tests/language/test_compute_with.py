@@ -516,3 +516,27 @@ def test_refusals_name_the_funcs_and_what_would_be_legal():
     ):
         message = refused(schedule)
         assert "`g`" in message and "`f`" in message and legal in message, message
+
+
+@pytest.mark.parametrize("align", ["AlignStart", "AlignEnd"])
+@pytest.mark.parametrize("p", [1, 5])
+def test_output_fused_with_a_producer_widened_in_one_specialization(align, p):
+    """A consumer's specialization widens the parent's region (a RoundUp split in one branch
+    only): the fused child's offset uses the same chosen bound on both sides, so the output
+    is written exactly over its own region (the fuzzer found it refused at run time)."""
+    x, y, xo, xi = pw.Var("x"), pw.Var("y"), pw.Var("xo"), pw.Var("xi")
+    param = pw.Param(pw.Int(32), "p", 5)
+    f, half, total = pw.Func("f"), pw.Func("half"), pw.Func("total")
+    f[x, y] = x + 3 * y
+    r = pw.RDom([(-1, 3)])
+    total[x, y] = 0
+    total[x, y] += f[x + r.x, y]
+    half[x, y] = 2 * x - y
+    f.compute_root()
+    half.compute_with(f, x, getattr(pw.LoopAlignStrategy, align))
+    total.update(0).specialize(param < 2).split(x, xo, xi, 5, pw.TailStrategy.RoundUp)
+    pipeline = pw.Pipeline([total, half])
+    ours = pipeline.realize([7, 3], {"p": p})
+    reference = pipeline.realize_reference([7, 3], {"p": p})
+    for a, b in zip(ours, reference, strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
