@@ -81,7 +81,8 @@ def build_unsharp(m: Any, vec: int = VECTOR_F32, schedule: bool = True, gpu: boo
 def build_harris(m: Any, vec: int = VECTOR_F32, schedule: bool = True, gpu: bool = False) -> tuple[Any, dict]:
     """apps/harris: Harris corner response of planar RGB float (output 6 pixels smaller).
     gpu=True: Halide's GPU schedule (62x14 output tiles; gray, Ix and Iy per tile in local
-    memory, their 2x2 wrappers per work-item), without its Ix.compute_with(Iy, x)."""
+    memory, their 2x2 wrappers per work-item), without its Ix.compute_with(Iy, x) (which
+    Pixelweave refuses on target "opencl"), so gray's wrapper is one per consumer."""
     x, y, yi = m.Var("x"), m.Var("y"), m.Var("yi")
     inp = m.ImageParam(m.Float(32), 3, "input")
 
@@ -120,7 +121,8 @@ def build_harris(m: Any, vec: int = VECTOR_F32, schedule: bool = True, gpu: bool
         xi, xu = m.Var("xi"), m.Var("xu")
         output.tile(x, y, xi, yi, 62, 14).split(xi, xi, xu, 2).unroll(xu).gpu_blocks(x, y).gpu_threads(xi, yi)
         gray.compute_at(output, x).tile(x, y, xi, yi, 3, 2).unroll(xi).unroll(yi).gpu_threads(x, y)
-        gray.in_().compute_at(iy, x).vectorize(x, 2).unroll(x).unroll(y)
+        for consumer in (ix, iy):  # one wrapper each: without compute_with, Ix and Iy have separate loops
+            gray.in_(consumer).compute_at(consumer, x).vectorize(x, 2).unroll(x).unroll(y)
         ix.compute_at(output, x).split(x, x, xu, 2).unroll(xu).gpu_threads(x, y)
         iy.compute_at(output, x).split(x, x, xu, 2).unroll(xu).gpu_threads(x, y)
         ix.in_().compute_at(output, xi).vectorize(x, 2).unroll(x).unroll(y)
