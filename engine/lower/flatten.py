@@ -217,7 +217,7 @@ def _stack_placement(
     if memory is MemoryType.REGISTER:
         raise ScheduleError(
             f"{where}: register storage needs a constant size, and this one depends on the region computed; "
-            "bound() or bound_extent() its dimensions, or use MemoryType.Stack"
+            "bound() or bound_extent() its dimensions, or use MemoryType.Stack (CPU targets) or Heap"
         )
     total = E.Mul(widen(size), E.Const(I64, elem_bytes))
     check = AssertStmt(

@@ -121,6 +121,9 @@ def test_storage_without_a_constant_size_is_refused_where_it_needs_one_and_heap_
     pipeline, _ = _scaled("Stack", "thread")
     with pytest.raises(ScheduleError, match="private memory of a GPU work-item needs a constant size"):
         pipeline.compile(target="opencl")
+    pipeline, _ = _scaled("Register", "thread")
+    with pytest.raises(ScheduleError, match=r"register storage needs a constant size.* or Heap"):
+        pipeline.compile(target="opencl")
     pipeline, scale = _scaled("Heap", "block")
     fn = pipeline.compile(target="opencl")
     for value in (1, 3):
@@ -132,7 +135,7 @@ def test_other_devices_memory_types_are_refused_and_gpu_shared_needs_the_gpu():
     f = pw.Func("f")
     x = pw.Var("x")
     f[x] = x
-    for memory, device in (("GPUTexture", "GPU texture"), ("LockedCache", "Hexagon"), ("AMXTile", "AMX")):
+    for memory, device in (("GPUTexture", "GPU texture"), ("LockedCache", "Hexagon"), ("VTCM", "Hexagon"), ("AMXTile", "AMX")):
         with pytest.raises(ScheduleError, match=rf"Pixelweave has no {memory} memory \(Halide's is for .*{device}"):
             f.store_in(getattr(pw.MemoryType, memory))
     g, _ = _build(pw, "GPUShared", "block")
