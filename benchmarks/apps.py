@@ -46,8 +46,10 @@ def build_blur(
     return blur_y, {"input": inp}
 
 
-def build_unsharp(m: Any, vec: int = VECTOR_F32, schedule: bool = True) -> tuple[Any, dict]:
-    """apps/unsharp: Gaussian unsharp mask on planar RGB float."""
+def build_unsharp(m: Any, vec: int = VECTOR_F32, schedule: bool = True, gpu: bool = False) -> tuple[Any, dict]:
+    """apps/unsharp: Gaussian unsharp mask on planar RGB float. gpu=True: Halide's GPU
+    schedule (32x32 output tiles; gray and blur_y per tile in local memory, 2x2 and 2x1
+    pixels per work-item)."""
     x, y, c, yo, yi = m.Var("x"), m.Var("y"), m.Var("c"), m.Var("yo"), m.Var("yi")
     sigma = 1.5
     inp = m.ImageParam(m.Float(32), 3, "input")
@@ -63,14 +65,24 @@ def build_unsharp(m: Any, vec: int = VECTOR_F32, schedule: bool = True) -> tuple
     output[x, y, c] = ratio[x, y] * inp[x, y, c]
     if not schedule:
         return output, {"input": inp}
+    if gpu:
+        xi = m.Var("xi")
+        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xi, yi, 32, 32).bound(c, 0, 3).unroll(c)
+        ratio.compute_at(output, xi)
+        gray.compute_at(output, x).tile(x, y, xi, yi, 2, 2).unroll(xi).unroll(yi).gpu_threads(x, y)
+        blur_y.compute_at(output, x).unroll(x, 2).gpu_threads(x, y)
+        return output, {"input": inp}
     output.split(y, yo, yi, 32).vectorize(x, vec).parallel(yo).reorder(x, c, yi, yo)
     for f in (gray, blur_y, ratio):
         f.compute_at(output, yi).store_at(output, yo).vectorize(x, vec)
     return output, {"input": inp}
 
 
-def build_harris(m: Any, vec: int = VECTOR_F32, schedule: bool = True) -> tuple[Any, dict]:
-    """apps/harris: Harris corner response of planar RGB float (output 6 pixels smaller)."""
+def build_harris(m: Any, vec: int = VECTOR_F32, schedule: bool = True, gpu: bool = False) -> tuple[Any, dict]:
+    """apps/harris: Harris corner response of planar RGB float (output 6 pixels smaller).
+    gpu=True: Halide's GPU schedule (62x14 output tiles; gray, Ix and Iy per tile in local
+    memory, their 2x2 wrappers per work-item), without its Ix.compute_with(Iy, x) (which
+    Pixelweave refuses on target "opencl"), so gray's wrapper is one per consumer."""
     x, y, yi = m.Var("x"), m.Var("y"), m.Var("yi")
     inp = m.ImageParam(m.Float(32), 3, "input")
 
@@ -103,14 +115,31 @@ def build_harris(m: Any, vec: int = VECTOR_F32, schedule: bool = True) -> tuple[
     output[x, y] = det[x, y] - 0.04 * trace[x, y] * trace[x, y]
     if not schedule:
         return output, {"input": inp}
+    if gpu:
+        # Halide marks loops for the GPU and then splits them (the outer part stays a GPU
+        # loop); Pixelweave splits first, so the same loops are written in that order.
+        xi, xu = m.Var("xi"), m.Var("xu")
+        output.tile(x, y, xi, yi, 62, 14).split(xi, xi, xu, 2).unroll(xu).gpu_blocks(x, y).gpu_threads(xi, yi)
+        gray.compute_at(output, x).tile(x, y, xi, yi, 3, 2).unroll(xi).unroll(yi).gpu_threads(x, y)
+        for consumer in (ix, iy):  # one wrapper each: without compute_with, Ix and Iy have separate loops
+            gray.in_(consumer).compute_at(consumer, x).vectorize(x, 2).unroll(x).unroll(y)
+        ix.compute_at(output, x).split(x, x, xu, 2).unroll(xu).gpu_threads(x, y)
+        iy.compute_at(output, x).split(x, x, xu, 2).unroll(xu).gpu_threads(x, y)
+        ix.in_().compute_at(output, xi).vectorize(x, 2).unroll(x).unroll(y)
+        iy.in_().compute_at(output, xi).vectorize(x, 2).unroll(x).unroll(y)
+        return output, {"input": inp}
     output.split(y, y, yi, 32).parallel(y).vectorize(x, vec)
     for f in (ix, iy):
         f.store_at(output, y).compute_at(output, yi).vectorize(x, vec)
     return output, {"input": inp}
 
 
-def build_bilateral_grid(m: Any, vec: int = 8, s_sigma: int = 8, schedule: bool = True) -> tuple[Any, dict]:
-    """apps/bilateral_grid: edge-preserving smoothing of a gray float image."""
+def build_bilateral_grid(
+    m: Any, vec: int = 8, s_sigma: int = 8, schedule: bool = True, gpu: bool = False
+) -> tuple[Any, dict]:
+    """apps/bilateral_grid: edge-preserving smoothing of a gray float image. gpu=True:
+    Halide's GPU schedule (blurz in 8x8 grid tiles with their histograms in local memory,
+    blurx, blury and the output in 32x8 tiles)."""
     x, y, z, c = m.Var("x"), m.Var("y"), m.Var("z"), m.Var("c")
     inp = m.ImageParam(m.Float(32), 2, "input")
     r_sigma = m.Param(m.Float(32), "r_sigma", 0.1)
@@ -160,6 +189,18 @@ def build_bilateral_grid(m: Any, vec: int = 8, s_sigma: int = 8, schedule: bool 
     output[x, y] = interpolated[x, y, 0] / interpolated[x, y, 1]
     if not schedule:
         return output, {"input": inp, "r_sigma": r_sigma}
+    if gpu:
+        xi, yi, zi = m.Var("xi"), m.Var("yi"), m.Var("zi")
+        round_up = m.TailStrategy.RoundUp
+        blurz.compute_root().reorder(c, z, x, y).gpu_tile(x, y, xi, yi, 8, 8)
+        histogram.reorder(c, z, x, y).compute_at(blurz, x).gpu_threads(x, y)
+        histogram.update(0).reorder(c, r.x, r.y, x, y).gpu_threads(x, y).unroll(c)
+        for f in (blurx, blury):
+            f.compute_root().reorder(c, x, y, z).reorder_storage(c, x, y, z).vectorize(c).unroll(y, 2, round_up)
+            f.gpu_tile(x, y, z, xi, yi, zi, 32, 8, 1, round_up)
+        output.compute_root().gpu_tile(x, y, xi, yi, 32, 8)
+        interpolated.compute_at(output, xi).vectorize(c)
+        return output, {"input": inp, "r_sigma": r_sigma}
     blurz.compute_at(blurx, y).reorder(c, z, x, y).vectorize(x, vec).unroll(c)
     histogram.compute_at(blurz, y)
     histogram.update(0).reorder(c, r.x, r.y, x, y).unroll(c)
@@ -193,9 +234,12 @@ def _upsample(m: Any, f: Any, x: Any, y: Any, name: str, extra: tuple = ()) -> A
     return uy
 
 
-def build_local_laplacian(m: Any, vec: int = 8, levels: int = 8, pyramid_levels: int = 8) -> tuple[Any, dict]:
+def build_local_laplacian(
+    m: Any, vec: int = 8, levels: int = 8, pyramid_levels: int = 8, gpu: bool = False
+) -> tuple[Any, dict]:
     """apps/local_laplacian: local contrast enhancement of a planar RGB u16 image with
-    Gaussian and Laplacian pyramids (8 intensity levels, 8 pyramid levels)."""
+    Gaussian and Laplacian pyramids (8 intensity levels, 8 pyramid levels). gpu=True:
+    Halide's GPU schedule (every pyramid level at root in 16x8 tiles, 2x2 from level 4)."""
     x, y, c, k = m.Var("x"), m.Var("y"), m.Var("c"), m.Var("k")
     inp = m.ImageParam(m.UInt(16), 3, "input")
     alpha = m.Param(m.Float(32), "alpha", 1.0)
@@ -246,6 +290,21 @@ def build_local_laplacian(m: Any, vec: int = 8, levels: int = 8, pyramid_levels:
     color[x, y, c] = out_g_pyr[0][x, y] * (floating[x, y, c] + eps) / (gray[x, y] + eps)
     output = m.Func("local_laplacian")
     output[x, y, c] = m.cast(m.UInt(16), m.clamp(color[x, y, c], 0.0, 1.0) * 65535.0)
+    if gpu:
+        remap.compute_root()
+        xi, yi = m.Var("xi"), m.Var("yi")
+        _never_partition(output.compute_root())
+        output.gpu_tile(x, y, xi, yi, 16, 8)
+        for j in range(n):
+            block_w, block_h = (16, 8) if j <= 3 else (2, 2)
+            if j > 0:
+                _never_partition(in_g_pyr[j].compute_root())
+                in_g_pyr[j].gpu_tile(x, y, xi, yi, block_w, block_h)
+                _never_partition(g_pyr[j].compute_root().reorder(k, x, y))
+                g_pyr[j].gpu_tile(x, y, xi, yi, block_w, block_h)
+            _never_partition(out_g_pyr[j].compute_root())
+            out_g_pyr[j].gpu_tile(x, y, xi, yi, block_w, block_h)
+        return output, {"input": inp, "alpha": alpha, "beta": beta}
     # Halide's CPU schedule (apps/local_laplacian, non-autoscheduled).
     remap.compute_root()
     output.reorder(c, x, y).split(y, y, m.Var("yi"), 32).parallel(y).vectorize(x, vec)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pixelweave.engine.ir.types import Type
+from pixelweave.engine.schedule import MemoryType
 from pixelweave.engine.stmt import Stmt
 
 
@@ -42,3 +43,5 @@ class LoweredPipeline:
     body: Stmt
     profile_names: list[str] = field(default_factory=list)
     strict_float: bool = True
+    # store_in() other than MemoryType.Auto, by allocation name (backends place storage by it)
+    memory_types: dict[str, MemoryType] = field(default_factory=dict)

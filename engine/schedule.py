@@ -47,9 +47,10 @@ class TailStrategy(Enum):
 class MemoryType(Enum):
     """Where a Func's storage lives (Halide's MemoryType), set with store_in(). On CPU targets
     AUTO puts small storage of constant size on the stack and the rest on the heap; HEAP and
-    STACK choose; REGISTER is stack storage of constant size. The GPU memory types are
-    Halide's names; Pixelweave does not place storage by them (the OpenCL backend chooses
-    local or private memory from the compute level)."""
+    STACK choose; REGISTER is stack storage of constant size. On target "opencl" (see
+    engine/codegen/opencl.py) GPU_SHARED is work-group local memory, REGISTER and STACK
+    private memory of one work-item, HEAP global device memory, and AUTO lets the compute
+    level decide. GPU_TEXTURE, LOCKED_CACHE, VTCM and AMX_TILE are Halide's names only."""
 
     AUTO = "auto"
     HEAP = "heap"
@@ -76,10 +77,13 @@ class MemoryType(Enum):
         return _HALIDE_MEMORY_NAMES[self.value]
 
 
+_FOREIGN_MEMORY = {MemoryType.GPU_TEXTURE: "GPU texture reads", MemoryType.LOCKED_CACHE: "Hexagon's locked cache",
+                   MemoryType.VTCM: "Hexagon's VTCM", MemoryType.AMX_TILE: "Intel AMX tile registers"}  # fmt: skip
 _HALIDE_MEMORY_NAMES = {"auto": "Auto", "heap": "Heap", "stack": "Stack", "register": "Register",
                         "gpu_shared": "GPUShared", "gpu_texture": "GPUTexture", "locked_cache": "LockedCache",
                         "vtcm": "VTCM", "amx_tile": "AMXTile"}  # fmt: skip
 CPU_MEMORY_TYPES = (MemoryType.AUTO, MemoryType.HEAP, MemoryType.STACK, MemoryType.REGISTER)
+GPU_MEMORY_TYPES = (*CPU_MEMORY_TYPES, MemoryType.GPU_SHARED)  # what target "opencl" places
 
 
 class Partition(Enum):
@@ -928,18 +932,19 @@ class FuncScheduling:
         return self
 
     def store_in(self, memory_type: MemoryType):
-        """Put this Func's storage in the given memory (Halide's store_in): on CPU targets
-        MemoryType.Heap, Stack, Register (stack storage of constant size) or Auto."""
+        """Put this Func's storage in the given memory (Halide's store_in): MemoryType.Heap,
+        Stack, Register (constant size) or Auto on every target, GPUShared (work-group local
+        memory) on target "opencl"; where the schedule cannot honour it, compiling refuses."""
         if not isinstance(memory_type, MemoryType):
             raise ScheduleError(
                 f"store_in of `{self.name()}` takes a MemoryType (MemoryType.Heap, Stack, Register, Auto, ...), "
                 f"got {memory_type!r}"
             )
-        if memory_type not in CPU_MEMORY_TYPES:
+        if memory_type not in GPU_MEMORY_TYPES:
             raise ScheduleError(
-                f"store_in(MemoryType.{memory_type.halide_name}) of `{self.name()}`: Pixelweave places storage in "
-                f"{', '.join(m.halide_name for m in CPU_MEMORY_TYPES)} memory only (on the GPU, the compute "
-                "level decides between local and private memory)"
+                f"store_in(MemoryType.{memory_type.halide_name}) of `{self.name()}`: Pixelweave has no "
+                f"{memory_type.halide_name} memory (Halide's is for {_FOREIGN_MEMORY[memory_type]}); it places storage "
+                f"in {', '.join(m.halide_name for m in GPU_MEMORY_TYPES)} memory (GPUShared on target 'opencl' only)"
             )
         self._sched().memory_type = memory_type
         return self

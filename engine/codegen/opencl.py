@@ -9,7 +9,8 @@ extent; every thread loop strides by it (`for (t = local_id; t < extent; t += si
 any extent is covered exactly once. Code between thread loops runs uniformly in every
 work-item of the group, stores there run in work-item 0 only, and a barrier follows each
 thread loop nest and each such store. Allocations at block level are `__local`, inside
-thread loops private. Statements outside any GPU loop that write memory (Funcs without a
+thread loops private; store_in() overrides that as Halide does (`_placed_allocate`).
+Statements outside any GPU loop that write memory (Funcs without a
 GPU schedule) run as kernels of one work-item, so every buffer lives on the device: inputs
 are copied there once per call and outputs back once (engine/runtime/opencl_host.py).
 
@@ -32,6 +33,7 @@ from pixelweave.engine.ir.visit import substitute, walk
 from pixelweave.engine.lower.intervals import SymInterval, interval_of
 from pixelweave.engine.lower.simplify import simplify
 from pixelweave.engine.lowered import LoweredPipeline
+from pixelweave.engine.schedule import MemoryType
 from pixelweave.engine.stmt import (
     Allocate,
     AssertStmt,
@@ -123,12 +125,15 @@ def _has_side_effects(s: Stmt) -> bool:
     return any(isinstance(n, (Store, AssertStmt)) for n in walk_stmt(s))
 
 
-def _fits_one_kernel(s: Stmt) -> bool:
-    """Whether every allocation inside s can be a private array (constant and small);
-    otherwise the loops around it run on the host and it becomes a device buffer."""
+def _fits_one_kernel(s: Stmt, memory_types: dict[str, MemoryType]) -> bool:
+    """Whether every allocation inside s can be a private array (constant and small, and
+    not asked to be Heap or GPUShared memory); otherwise the loops around it run on the
+    host and it becomes a device buffer."""
     for n in walk_stmt(s):
         if isinstance(n, Allocate) and (
-            not isinstance(n.size, E.Const) or int(n.size.value) * max(n.type.bits // 8, 1) > MAX_PRIVATE_BYTES
+            not isinstance(n.size, E.Const)
+            or int(n.size.value) * max(n.type.bits // 8, 1) > MAX_PRIVATE_BYTES
+            or memory_types.get(n.name) in (MemoryType.HEAP, MemoryType.GPU_SHARED)
         ):
             return False
     return True
@@ -141,7 +146,7 @@ def _host_expr(e: E.Expr) -> bool:
 
 def generate_opencl(lowered: LoweredPipeline, limits: DeviceLimits | None = None) -> OpenCLProgram:
     """Kernels and host statement for a pipeline lowered for target 'opencl'."""
-    gen = _Generator(lowered.name, limits or DeviceLimits())
+    gen = _Generator(lowered.name, limits or DeviceLimits(), lowered.memory_types)
     host = gen.host(lowered.body, None)
     helpers = "".join(gen.helpers.values())
     header = ["#pragma OPENCL FP_CONTRACT OFF"]
@@ -156,9 +161,10 @@ def generate_opencl(lowered: LoweredPipeline, limits: DeviceLimits | None = None
 
 
 class _Generator:
-    def __init__(self, name: str, limits: DeviceLimits) -> None:
+    def __init__(self, name: str, limits: DeviceLimits, memory_types: dict[str, MemoryType]) -> None:
         self.name = name
         self.limits = limits
+        self.memory_types = memory_types  # store_in(), by allocation name
         self.kernels: list[Kernel] = []
         self.helpers: dict[str, str] = {}
         self.uses_double = False
@@ -174,10 +180,11 @@ class _Generator:
         if isinstance(s, ProducerConsumer):
             return ProducerConsumer(s.name, s.is_producer, self.host(s.body, s.name if s.is_producer else func))
         if isinstance(s, Allocate):
+            self._check_device_buffer(s)
             return Allocate(s.name, s.type, s.size, False, self.host(s.body, func))
         if isinstance(s, Evaluate) and not _has_side_effects(s):
             return s
-        if isinstance(s, LetStmt) and (gpu or _host_expr(s.value) or not _fits_one_kernel(s)):
+        if isinstance(s, LetStmt) and (gpu or _host_expr(s.value) or not _fits_one_kernel(s, self.memory_types)):
             return self._host_let(s, func)
         if isinstance(s, AssertStmt) and all(_host_expr(e) for e in s.children()):
             return s
@@ -185,13 +192,24 @@ class _Generator:
             self._require_host(s.condition, "a condition", func)
             other = self.host(s.else_case, func) if s.else_case is not None else None
             return IfThenElse(s.condition, self.host(s.then_case, func), other)
-        if isinstance(s, For) and (gpu or not _fits_one_kernel(s)):
+        if isinstance(s, For) and (gpu or not _fits_one_kernel(s, self.memory_types)):
             self._require_host(s.min, s.name, func)
             self._require_host(s.extent, s.name, func)
             return For(s.name, s.min, s.extent, ForType.SERIAL, self.host(s.body, func))
         if gpu:
             raise CompileError(f"the OpenCL backend cannot run {type(s).__name__} around the GPU loops of `{func}`")
         return KernelLaunch(self.kernel(s, func))  # serial code with effects: one work-item on the device
+
+    def _check_device_buffer(self, s: Allocate) -> None:
+        """Storage outside every kernel is a buffer in global device memory (Heap, Stack,
+        Register and Auto alike: Halide's host stack is copied to the device too); refuse
+        GPUShared there, which would need a work-group."""
+        if self.memory_types.get(s.name) is MemoryType.GPU_SHARED:
+            raise ScheduleError(
+                f"store_in(MemoryType.GPUShared) of `{s.name}`: GPUShared is the local memory of one GPU work-group, "
+                f"and `{s.name}` is computed outside any GPU block loop (at the root or at a loop that runs on the "
+                "host); compute_at() a gpu_blocks loop of its consumer, or use MemoryType.Heap or Auto"
+            )
 
     def _host_let(self, s: LetStmt, func: str | None) -> Stmt:
         self._require_host(s.value, s.name, func)
@@ -248,6 +266,8 @@ class _KernelBuilder:
         self.scratch: list[tuple[str, Type, E.Expr, bool]] = []
         self.kernel_vars: set[str] = set()
         self.constant_extents: dict[int, int] = {}  # thread loops (by id) of constant extent
+        self.in_threads = False  # generating the body of a GPU thread loop nest
+        self.local_bytes = 0  # __local storage declared so far
 
     def _fresh(self, hint: str) -> str:
         self._counter += 1
@@ -477,7 +497,9 @@ class _KernelBuilder:
             em.declare(loop.name, t, f"({c_type(t)})({lo} + {counter})")
             saved.append((loop.name, self._bind_interval(loop.name, self._loop_interval(loop))))
             opened += 1
+        self.in_threads = True
         self._serial(chain[-1].body)
+        self.in_threads = False
         for name, old in reversed(saved):
             self._restore_interval(name, old)
         for _ in range(opened):
@@ -572,6 +594,10 @@ class _KernelBuilder:
 
     def _allocate(self, s: Allocate, local: bool, body) -> None:
         em = self.em
+        memory = self.gen.memory_types.get(s.name, MemoryType.AUTO)
+        if memory is not MemoryType.AUTO:
+            self._placed_allocate(s, memory, body)
+            return
         size = s.size
         if not isinstance(size, E.Const):
             self._scratch_allocate(s, per_group=local, body=body)
@@ -581,12 +607,7 @@ class _KernelBuilder:
         nbytes = count * max(s.type.bits // 8, 1)
         c_name = self._fresh(s.name)
         if local:
-            if nbytes > self.gen.limits.local_memory_bytes:
-                raise self._error(
-                    f"its storage `{s.name}` in GPU local memory needs {nbytes} bytes, more than the device's "
-                    f"{self.gen.limits.local_memory_bytes}; use smaller GPU tiles"
-                )
-            self.local_decls.append(f"__local {elem} {c_name}[{count}];")
+            self._declare_local(s.name, elem, c_name, count, nbytes)
         else:
             if nbytes > MAX_PRIVATE_BYTES:
                 raise self._error(
@@ -601,6 +622,88 @@ class _KernelBuilder:
             del em.buffers[s.name]
         else:
             em.buffers[s.name] = outer
+
+    def _declare_local(self, name: str, elem: str, c_name: str, count: int, nbytes: int) -> None:
+        """A __local array at kernel scope, within the device's local memory (all of them together)."""
+        self.local_bytes += nbytes
+        if self.local_bytes > self.gen.limits.local_memory_bytes:
+            raise self._error(
+                f"its storage `{name}` in GPU local memory needs {nbytes} bytes, which brings the kernel's local "
+                f"memory to {self.local_bytes} bytes, more than the device's {self.gen.limits.local_memory_bytes}; "
+                "use smaller GPU tiles"
+            )
+        self.local_decls.append(f"__local {elem} {c_name}[{count}];")
+
+    def _placed_allocate(self, s: Allocate, memory: MemoryType, body) -> None:
+        """Storage with a store_in(), placed as Halide places it in a GPU kernel: Heap in
+        global device memory (a slice per work-group at block level, per work-item inside
+        the thread loops); GPUShared in local memory (at block level shared by the group,
+        inside the thread loops a slice per work-item); Register and Stack in private
+        memory of one work-item, inside the thread loops (or in a one-work-item kernel)."""
+        where = f"store_in(MemoryType.{memory.halide_name}) of `{s.name}`"
+        at_block_level = self.threaded and not self.in_threads
+        if memory is MemoryType.HEAP:
+            self._scratch_allocate(s, per_group=at_block_level, body=body)
+            return
+        count = self._constant_bound(s.size)
+        elem = memory_type(s.type)
+        c_name = self._fresh(s.name)
+        em = self.em
+        if memory in (MemoryType.REGISTER, MemoryType.STACK):
+            if at_block_level:
+                raise ScheduleError(
+                    f"{where}: {memory.halide_name} storage is private to one GPU work-item, and `{s.name}` is "
+                    "computed at a GPU block loop, outside the thread loops, where the work-group shares it; "
+                    "compute_at() a gpu_threads loop, or use MemoryType.GPUShared"
+                )
+            if count is None:
+                raise ScheduleError(
+                    f"{where}: private memory of a GPU work-item needs a constant size, and this one ({s.size}) "
+                    "depends on the region computed; bound() its dimensions or use MemoryType.Heap"
+                )
+            nbytes = count * max(s.type.bits // 8, 1)
+            if nbytes > MAX_PRIVATE_BYTES:
+                raise ScheduleError(
+                    f"{where}: it needs {nbytes} bytes of private memory per work-item, more than {MAX_PRIVATE_BYTES}; "
+                    "compute it at a finer loop level or use MemoryType.Heap"
+                )
+            em.line(f"{elem} {c_name}[{count}];")
+        elif memory is MemoryType.GPU_SHARED:
+            if not self.threaded:
+                raise ScheduleError(
+                    f"{where}: GPUShared is the local memory of one GPU work-group, and `{s.name}` is computed "
+                    "outside any GPU block loop; compute_at() a gpu_blocks loop of its consumer"
+                )
+            if count is None:
+                raise ScheduleError(
+                    f"{where}: local memory is sized when the kernel is built, and this size ({s.size}) has no "
+                    "constant bound; bound() its dimensions, use a constant tile, or use MemoryType.Heap"
+                )
+            elem_bytes = max(s.type.bits // 8, 1)
+            if at_block_level:
+                self._declare_local(s.name, elem, c_name, count, count * elem_bytes)
+            else:  # a slice per work-item of the group, as Halide stripes it
+                group = _product(self.local_size)
+                self._declare_local(s.name, elem, c_name + "_all", count * group, count * group * elem_bytes)
+                lid = "(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)))"
+                em.line(f"__local {elem} *{c_name} = {c_name}_all + {lid} * {count};")
+        else:
+            raise ScheduleError(f"{where}: the OpenCL backend cannot place {memory.halide_name} memory")
+        outer = em.buffers.get(s.name)
+        em.buffers[s.name] = (c_name, s.type.element_of())
+        body(s.body)
+        if outer is None:
+            del em.buffers[s.name]
+        else:
+            em.buffers[s.name] = outer
+
+    def _constant_bound(self, size: E.Expr) -> int | None:
+        """The allocation's size, or a constant bound on it over the kernel's loops; None if neither."""
+        if isinstance(size, E.Const):
+            return max(int(size.value), 1)
+        hi = self._interval(size).hi
+        hi = simplify(hi) if hi is not None else None
+        return max(int(hi.value), 1) if isinstance(hi, E.Const) else None
 
     # ------------------------------------------------------------------ ranges of kernel variables
     def _interval(self, e: E.Expr) -> SymInterval:

@@ -25,7 +25,7 @@ from pixelweave.engine.lower.compute_with import fuse_groups
 from pixelweave.engine.lower.context import LoweringContext, build_context
 from pixelweave.engine.lower.explicit_folding import explicit_storage_folding
 from pixelweave.engine.lower.final_simplify import simplify_stmt
-from pixelweave.engine.lower.flatten import storage_flattening
+from pixelweave.engine.lower.flatten import memory_types_by_buffer, storage_flattening
 from pixelweave.engine.lower.hoist_storage import hoist_storage
 from pixelweave.engine.lower.inline import inline_functions
 from pixelweave.engine.lower.input_checks import add_input_checks
@@ -182,6 +182,7 @@ def _lower(
     clear_region_cache()
     clear_simplify_cache()
     lowered = LoweredPipeline(name, arguments, stmt, profile_names, strict_float=False)
+    lowered.memory_types = memory_types_by_buffer(ctx)
     return LoweringResult(lowered, loop_nest, timings, ctx.output_regions)
 
 

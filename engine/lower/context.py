@@ -204,8 +204,11 @@ def _validate_call_schedule(ctx: LoweringContext, info: FuncInfo) -> None:
             raise ScheduleError(
                 f"{where}: it is computed inline, so it has no storage; give it compute_root() or compute_at()"
             )
-        if ctx.target == "opencl":
-            raise ScheduleError(f"{where}: memory types are placed on CPU targets only, not target='opencl'")
+        if ctx.target != "opencl" and sched.memory_type is MemoryType.GPU_SHARED:
+            raise ScheduleError(
+                f"{where}: GPUShared is the local memory of a GPU work-group, placed on target='opencl' only; "
+                "on a CPU target use MemoryType.Heap, Stack, Register or Auto"
+            )
     _validate_storage_placement(ctx, info)
     if info.is_inlined():
         if any(stage.schedule.specializations for stage in info.stages):

@@ -68,6 +68,18 @@ def storage_flattening(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     return _Flatten(orders, output_first_strides(ctx), tuple_types, padding, memory).mutate(stmt)
 
 
+def memory_types_by_buffer(ctx: LoweringContext) -> dict[str, MemoryType]:
+    """store_in() of each Func that has one, by the names of its allocations (one per
+    value of a Tuple), for the backend that places the storage."""
+    out: dict[str, MemoryType] = {}
+    for info in ctx.funcs:
+        if info.schedule.memory_type is not MemoryType.AUTO:
+            tuple_types = {info.name: info.types} if len(info.types) > 1 else {}
+            for k in range(len(info.types)):
+                out[value_buffer(info.name, k, tuple_types)] = info.schedule.memory_type
+    return out
+
+
 def value_buffer(name: str, value_index: int, tuple_types: dict) -> str:
     """The storage of one value of a Func: `name.i` for a Func returning a Tuple (as Halide
     names it), the Func's own name otherwise."""
@@ -180,8 +192,9 @@ def storage_placement(
     func: str, memory: MemoryType, t: Type, constant: int | None, size: E.Expr
 ) -> tuple[bool, Stmt | None]:
     """(on the stack, a run-time size check) for an allocation of `size` elements of t
-    (`constant` when known) of Func `func`, whose store_in() asked for `memory`."""
-    if memory is MemoryType.AUTO:
+    (`constant` when known) of Func `func`, whose store_in() asked for `memory`. GPUShared
+    (target opencl only) is placed by the OpenCL backend; here it counts as Auto."""
+    if memory in (MemoryType.AUTO, MemoryType.GPU_SHARED):
         return constant is not None and constant * max(t.bits // 8, 1) <= STACK_LIMIT_BYTES, None
     if memory is MemoryType.HEAP:
         return False, None
@@ -204,7 +217,7 @@ def _stack_placement(
     if memory is MemoryType.REGISTER:
         raise ScheduleError(
             f"{where}: register storage needs a constant size, and this one depends on the region computed; "
-            "bound() or bound_extent() its dimensions, or use MemoryType.Stack"
+            "bound() or bound_extent() its dimensions, or use MemoryType.Stack (CPU targets) or Heap"
         )
     total = E.Mul(widen(size), E.Const(I64, elem_bytes))
     check = AssertStmt(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int
+from pixelweave.engine.ir.visit import substitute, walk
 from pixelweave.engine.lower.loop_names import describe_loop
 from pixelweave.engine.lower.simplify import as_const_int, simplify
 from pixelweave.engine.stmt import For, ForType, LetStmt, Stmt, make_block
@@ -18,11 +19,41 @@ def unroll_loops(stmt: Stmt) -> Stmt:
 
 
 class _Unroll(StmtMutator):
-    def visit_For(self, s: For) -> Stmt:  # noqa: N802
+    def __init__(self) -> None:
+        self.lets: dict[str, E.Expr] = {}  # the values of the lets around the statement visited
+
+    def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
+        outer = self.lets.get(s.name)
+        self.lets[s.name] = s.value
         body = self.mutate(s.body)
+        if outer is None:
+            del self.lets[s.name]
+        else:
+            self.lets[s.name] = outer
+        return s if body is s.body else LetStmt(s.name, s.value, body)
+
+    def _constant_extent(self, extent: E.Expr) -> int | None:
+        """The extent as a constant, looking through the lets around the loop: a region's
+        bounds are lets (min(...) - 1, min(...) + 2) whose difference is constant."""
+        value = as_const_int(extent)
+        for _ in range(8):
+            if value is not None:
+                return value
+            names = {n.name for n in walk(extent) if isinstance(n, E.Variable)} & self.lets.keys()
+            if not names:
+                return None
+            extent = simplify(substitute(extent, {n: self.lets[n] for n in names}))
+            value = as_const_int(extent)
+        return value
+
+    def visit_For(self, s: For) -> Stmt:  # noqa: N802
+        hidden = self.lets.pop(s.name, None)  # the loop's variable is not an outer let of its name
+        body = self.mutate(s.body)
+        if hidden is not None:
+            self.lets[s.name] = hidden
         if s.for_type != ForType.UNROLLED:
             return s if body is s.body else For(s.name, s.min, s.extent, s.for_type, body)
-        extent = as_const_int(s.extent)
+        extent = self._constant_extent(s.extent)
         if extent is None:
             raise ScheduleError(
                 f"cannot unroll {describe_loop(s.name)}: its extent (the size of the region "

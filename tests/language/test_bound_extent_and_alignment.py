@@ -60,8 +60,16 @@ def test_a_constant_extent_lets_the_loop_be_unrolled_or_vectorized_without_a_spl
     assert "unrolled x:" in pw.Pipeline(_fixed_extent_unrolled(pw)["out"]).loop_nest()
     assert "vectorized x:" in pw.Pipeline(_fixed_extent_vectorized(pw)["out"]).loop_nest()
     assert ", 1, 16)] = ramp(" in pw.Pipeline(_fixed_extent_vectorized(pw)["out"]).lowered_stmt()
+    # Without bound_extent the region per tile is also 10 wide (its bounds are lets of
+    # constant difference): it unrolls, as in Halide. At the root its extent is the output's.
+    def unrolled_per_tile(m):
+        funcs = _tiled_stencil(m)
+        funcs["f"].compute_at(funcs["g"], funcs["xo"]).unroll(funcs["x"])
+        return funcs
+
+    check(unrolled_per_tile, [24, 3])
     funcs = _tiled_stencil(pw)
-    funcs["f"].compute_at(funcs["g"], funcs["xo"]).unroll(funcs["x"])
+    funcs["f"].compute_root().unroll(funcs["x"])
     with pytest.raises(ScheduleError, match="not a constant"):
         pw.Pipeline(funcs["out"]).compile()
 
