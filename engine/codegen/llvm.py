@@ -288,6 +288,8 @@ class _Function:
     is_entry: bool = False
     loop_depth: int = 0
     scope: dict[str, Value] = field(default_factory=dict)
+    # vector lets whose value is ramp(b, 1, n) / 2 + offset: name -> (b, offset); see _halved_ramp
+    halved_ramps: dict[str, tuple[Value, Value | None]] = field(default_factory=dict)
     buffers: dict[str, BufferRef] = field(default_factory=dict)
     live_heap: list[_HeapEntry] = field(default_factory=list)
     timespec: Value | None = None
@@ -638,10 +640,15 @@ class _CodeGen(ExprCodeGen):
         handler(s)
 
     @contextmanager
-    def _bound(self, name: str, value: Value) -> Iterator[None]:
-        scope = self.fn.scope
+    def _bound(
+        self, name: str, value: Value, halved: tuple[Value, Value | None] | None = None
+    ) -> Iterator[None]:
+        scope, halved_ramps = self.fn.scope, self.fn.halved_ramps
         had, old = name in scope, scope.get(name)
+        old_halved = halved_ramps.pop(name, None)
         scope[name] = value
+        if halved is not None:
+            halved_ramps[name] = halved
         try:
             yield
         finally:
@@ -649,6 +656,9 @@ class _CodeGen(ExprCodeGen):
                 scope[name] = old  # type: ignore[assignment]
             else:
                 del scope[name]
+            halved_ramps.pop(name, None)
+            if old_halved is not None:
+                halved_ramps[name] = old_halved
 
     @contextmanager
     def _bound_buffer(self, name: str, ref: BufferRef) -> Iterator[None]:
@@ -665,7 +675,7 @@ class _CodeGen(ExprCodeGen):
 
     def _let_stmt(self, s: LetStmt) -> None:
         value = self._expr(s.value, hint=s.name)
-        with self._bound(s.name, value):
+        with self._bound(s.name, value, self._halved_ramp(s.value) if s.value.type().is_vector() else None):
             self._stmt(s.body)
 
     def _block(self, s: Block) -> None:
