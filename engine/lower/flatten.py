@@ -10,7 +10,7 @@ from __future__ import annotations
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int, Type
-from pixelweave.engine.ir.visit import mutate
+from pixelweave.engine.ir.visit import find_variables, mutate, substitute
 from pixelweave.engine.lower.allocation_bounds import I64, storage_size_check, widen
 from pixelweave.engine.lower.context import LoweringContext
 from pixelweave.engine.lower.simplify import as_const_int, simplify
@@ -100,6 +100,34 @@ class _Flatten(StmtMutator):
         self.tuple_types = tuple_types or {}
         self.padding = padding or {}  # align_storage(): Func -> dimension -> the multiple its extent is padded to
         self.folds: dict[str, dict[int, int]] = {}
+        # enclosing lets whose value is a constant (through other such lets): an allocation
+        # whose extents name them has a constant size, so it may live on the stack
+        self.constant_lets: dict[str, E.Expr] = {}
+
+    def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
+        value = self.mutate_expr(s.value)
+        known = self._constant_value(value)
+        if known is None:
+            return LetStmt(s.name, value, self.mutate(s.body))
+        outer = self.constant_lets.get(s.name)
+        self.constant_lets[s.name] = known
+        try:
+            return LetStmt(s.name, value, self.mutate(s.body))
+        finally:
+            if outer is None:
+                del self.constant_lets[s.name]
+            else:
+                self.constant_lets[s.name] = outer
+
+    def _constant_value(self, e: E.Expr) -> E.Const | None:
+        """e's value when it is constant given the constant lets around it, else None."""
+        if isinstance(e, E.Const):
+            return e if as_const_int(e) is not None else None
+        names = {v.name for v in find_variables(e)}
+        if not names or not names <= self.constant_lets.keys():
+            return None
+        value = simplify(substitute(e, {n: self.constant_lets[n] for n in names}))
+        return value if isinstance(value, E.Const) and as_const_int(value) is not None else None
 
     def mutate_expr(self, e: E.Expr) -> E.Expr:
         def fn(node: E.Expr) -> E.Expr | None:
@@ -165,6 +193,10 @@ class _Flatten(StmtMutator):
             lets.append((f"{name}.stride.{i}", strides[i]))
         total = simplify(_substitute_lets(size, lets))
         constant = as_const_int(total)
+        if constant is None and self.constant_lets:
+            known = self._constant_value(total)
+            constant = None if known is None else as_const_int(known)
+            total = total if known is None else known
         on_stack, stack_check = self._placement(func, t, constant, size)
         # A size that is not constant names the extent lets bound just outside the
         # allocation rather than repeating their (often long) values.
