@@ -640,9 +640,7 @@ class _CodeGen(ExprCodeGen):
         handler(s)
 
     @contextmanager
-    def _bound(
-        self, name: str, value: Value, halved: tuple[Value, Value | None] | None = None
-    ) -> Iterator[None]:
+    def _bound(self, name: str, value: Value, halved: tuple[Value, Value | None] | None = None) -> Iterator[None]:
         scope, halved_ramps = self.fn.scope, self.fn.halved_ramps
         had, old = name in scope, scope.get(name)
         old_halved = halved_ramps.pop(name, None)
