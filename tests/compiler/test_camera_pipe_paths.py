@@ -153,3 +153,41 @@ def test_bound_output_into_a_strided_buffer_is_copied(rgb):
     fn([40, 11, 3], {"input": rgb}, out=out)
     np.testing.assert_array_equal(out, pipeline.realize_reference([40, 11, 3], {"input": rgb}))
     assert (wide[:, :, 40:] == 7).all()  # nothing written beyond the region
+
+
+def bayer_rows(strip: int) -> pw.Pipeline:
+    """out reads rows y / 2 * 2 - 2 .. y / 2 * 2 + 3 of f (a Bayer plane's rows, as
+    camera_pipe's deinterleave reads its denoised input): a region that marches forwards by
+    0 or 2 rows per row, computed in strips with f stored per strip."""
+    x, y, yo, yi = pw.Var("x"), pw.Var("y"), pw.Var("yo"), pw.Var("yi")
+    inp = pw.ImageParam(pw.Int(32), 2, "input")
+    clamped = pw.BoundaryConditions.repeat_edge(inp)
+    f, out = pw.Func("f"), pw.Func("out")
+    f[x, y] = clamped[x, y] * 3 + clamped[x + 1, y]
+    row = y / 2 * 2
+    out[x, y] = f[x, row - 2] + 2 * f[x, row + 1] - f[x, row + 3] + y
+    out.split(y, yo, yi, strip).vectorize(x, 8)
+    f.store_at(out, yo).compute_at(out, yi).vectorize(x, 8)
+    return pw.Pipeline(out)
+
+
+@pytest.mark.parametrize("strip, height", [(8, 32), (5, 23), (32, 32), (4, 9)])
+def test_a_region_marching_by_varying_steps_slides(strip, height):
+    pipeline = bayer_rows(strip)
+    assert "let f.s0.y.min = select(" in pipeline.lowered_stmt("host")  # computed once per row, not 6 times
+    inputs = {"input": np.random.default_rng(9).integers(-1000, 1000, (height + 3, 30)).astype(np.int32)}
+    _assert_same(pipeline.compile(level="full")([27, height], inputs), pipeline.realize_reference([27, height], inputs))
+
+
+@pytest.mark.parametrize("y_min", [-3, 1, 2])
+def test_a_region_marching_by_varying_steps_slides_from_any_first_row(y_min):
+    pipeline = bayer_rows(5)
+    inp = np.random.default_rng(2).integers(-1000, 1000, (30, 30)).astype(np.int32)
+    buf = pw.Buffer(pw.Int(32), [16, 17])
+    buf.set_min([0, y_min])
+    pipeline.realize(buf, {"input": inp})
+    full = pipeline.realize_reference([16, 17 + max(y_min, 0)], {"input": inp})
+    if y_min >= 0:
+        np.testing.assert_array_equal(np.asarray(buf), full[y_min:])
+    else:  # the reference starts at row 0: compare the rows from 0 on (rows above it ran too)
+        np.testing.assert_array_equal(np.asarray(buf)[-y_min:], full[: 17 + y_min])
