@@ -147,6 +147,8 @@ class _Flatten(StmtMutator):
         """e's value when it is constant given the constant lets around it, else None."""
         if isinstance(e, E.Const):
             return e if as_const_int(e) is not None else None
+        if not self.constant_lets:
+            return None
         names = {v.name for v in find_variables(e)}
         if not names or not names <= self.constant_lets.keys():
             return None
