@@ -191,3 +191,27 @@ def test_a_region_marching_by_varying_steps_slides_from_any_first_row(y_min):
         np.testing.assert_array_equal(np.asarray(buf), full[y_min:])
     else:  # the reference starts at row 0: compare the rows from 0 on (rows above it ran too)
         np.testing.assert_array_equal(np.asarray(buf)[-y_min:], full[: 17 + y_min])
+
+
+def premultiplied_rgba() -> pw.Pipeline:
+    """interpolate's first level: RGBA premultiplied by alpha, read through repeat_edge,
+    vectorized over x with the channels unrolled: the clamps of x are tests of the vector
+    x16(base) + ramp(0, 1, 16), which loop partitioning drops in the steady state."""
+    x, y, c = pw.Var("x"), pw.Var("y"), pw.Var("c")
+    inp = pw.ImageParam(pw.Float(32), 3, "input")
+    clamped = pw.BoundaryConditions.repeat_edge(inp)
+    f, out = pw.Func("f"), pw.Func("out")
+    f[x, y, c] = pw.select(c < 3, clamped[x, y, c] * clamped[x, y, 3], clamped[x, y, 3])
+    out[x, y, c] = f[x - 1, y, c] + f[x + 2, y, c]
+    f.compute_root().reorder(c, x, y).bound(c, 0, 4).vectorize(x, 16).unroll(c)
+    return pw.Pipeline(out)
+
+
+@pytest.mark.parametrize("width", [16, 17, 40, 53])
+def test_clamps_of_a_vectorized_variable_are_partitioned(width):
+    pipeline = premultiplied_rgba()
+    stmt = pipeline.lowered_stmt("host")
+    assert "f.s0.x.x.steady_end" in stmt
+    inputs = {"input": np.random.default_rng(4).random((4, 6, width + 3), dtype=np.float32)}
+    ours = pipeline.compile(level="full")([width, 6, 4], inputs)
+    np.testing.assert_allclose(ours, pipeline.realize_reference([width, 6, 4], inputs), rtol=1e-6)
