@@ -246,18 +246,31 @@ class Allocate(Stmt):
     """Flat scratch storage of `size` elements for body; freed when body ends (or fails).
 
     on_stack is decided by lowering: small allocations of constant size live on the stack.
+    output_alias, (output buffer, condition): the storage of a Func computed for an output
+    (and copied into it) is that output buffer itself, and nothing is allocated, whenever
+    the condition holds (the buffer holds exactly the region computed, with its strides).
     """
 
-    __slots__ = ("body", "name", "on_stack", "size", "type")
+    __slots__ = ("body", "name", "on_stack", "output_alias", "size", "type")
 
-    def __init__(self, name: str, t: Type, size: E.Expr, on_stack: bool, body: Stmt) -> None:
+    def __init__(
+        self,
+        name: str,
+        t: Type,
+        size: E.Expr,
+        on_stack: bool,
+        body: Stmt,
+        output_alias: tuple[str, E.Expr] | None = None,
+    ) -> None:
         self.name, self.type, self.size, self.on_stack, self.body = name, t, size, on_stack, body
+        self.output_alias = output_alias
 
     def children(self):
-        return (self.size, self.body)
+        return (self.size, self.body) if self.output_alias is None else (self.size, self.body, self.output_alias[1])
 
     def with_children(self, c) -> Allocate:
-        return Allocate(self.name, self.type, c[0], self.on_stack, c[1])
+        alias = None if self.output_alias is None else (self.output_alias[0], c[2])
+        return Allocate(self.name, self.type, c[0], self.on_stack, c[1], alias)
 
 
 class Store(Stmt):

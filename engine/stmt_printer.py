@@ -97,6 +97,8 @@ def _emit_one(s: Stmt, depth: int, out: list[str], names: NameSource, fmt, check
         out.append(f"{pad}{s.name}({args}){element} = {fmt(s.value)}")
     elif isinstance(s, Allocate):
         where = "stack" if s.on_stack else "heap"
+        if s.output_alias is not None:
+            where += f", or the output buffer {s.output_alias[0]} if {fmt(s.output_alias[1])}"
         out.append(f"{pad}allocate {s.name}[{s.type} * {fmt(s.size)}] on {where}")
         _emit(s.body, depth, out, names, check)
         out.append(f"{pad}free {s.name}")

@@ -288,6 +288,8 @@ class _Function:
     is_entry: bool = False
     loop_depth: int = 0
     scope: dict[str, Value] = field(default_factory=dict)
+    # vector lets whose value is ramp(b, 1, n) / 2 + offset: name -> (b, offset); see _halved_ramp
+    halved_ramps: dict[str, tuple[Value, Value | None]] = field(default_factory=dict)
     buffers: dict[str, BufferRef] = field(default_factory=dict)
     live_heap: list[_HeapEntry] = field(default_factory=list)
     timespec: Value | None = None
@@ -638,10 +640,13 @@ class _CodeGen(ExprCodeGen):
         handler(s)
 
     @contextmanager
-    def _bound(self, name: str, value: Value) -> Iterator[None]:
-        scope = self.fn.scope
+    def _bound(self, name: str, value: Value, halved: tuple[Value, Value | None] | None = None) -> Iterator[None]:
+        scope, halved_ramps = self.fn.scope, self.fn.halved_ramps
         had, old = name in scope, scope.get(name)
+        old_halved = halved_ramps.pop(name, None)
         scope[name] = value
+        if halved is not None:
+            halved_ramps[name] = halved
         try:
             yield
         finally:
@@ -649,6 +654,9 @@ class _CodeGen(ExprCodeGen):
                 scope[name] = old  # type: ignore[assignment]
             else:
                 del scope[name]
+            halved_ramps.pop(name, None)
+            if old_halved is not None:
+                halved_ramps[name] = old_halved
 
     @contextmanager
     def _bound_buffer(self, name: str, ref: BufferRef) -> Iterator[None]:
@@ -665,7 +673,7 @@ class _CodeGen(ExprCodeGen):
 
     def _let_stmt(self, s: LetStmt) -> None:
         value = self._expr(s.value, hint=s.name)
-        with self._bound(s.name, value):
+        with self._bound(s.name, value, self._halved_ramp(s.value) if s.value.type().is_vector() else None):
             self._stmt(s.body)
 
     def _block(self, s: Block) -> None:
@@ -888,17 +896,20 @@ class _CodeGen(ExprCodeGen):
         if s.on_stack and size_const is not None:
             count = max(size_const, 1)
             slot = b.alloca_in_entry(f"[{count} x {elem}]", HEAP_ALIGNMENT, s.name)
-            with self._bound_buffer(s.name, self._scratch_ref(slot, s.type, int_const(64, size_const))):
+            with self._bound_buffer(s.name, self._scratch_ref(slot, s.type, int_const(64, size_const), s)):
                 self._stmt(s.body)
             return
         size = self._expr(s.size, hint=f"{s.name}.size")
+        if s.output_alias is not None:  # storage that is the output buffer needs nothing of its own
+            aliased = self._expr(s.output_alias[1], hint=f"{s.name}.is_output")
+            size = b.assign(size.ty, f"select i1 {aliased.ref}, {size.ty} 0, {size}", f"{s.name}.size")
         if s.on_stack:
             stacksave = self.module.intrinsic("llvm.stacksave.p0", "ptr", [])
             stackrestore = self.module.intrinsic("llvm.stackrestore.p0", "void", ["ptr"])
             saved = b.call("ptr", stacksave, [], "stack")
             count = self._int_max(size, int_const(32, 1))
             slot = b.assign("ptr", f"alloca {elem}, {count}, align {HEAP_ALIGNMENT}", s.name)
-            with self._bound_buffer(s.name, self._scratch_ref(slot, s.type, b.convert("sext", size, "i64"))):
+            with self._bound_buffer(s.name, self._scratch_ref(slot, s.type, b.convert("sext", size, "i64"), s)):
                 self._stmt(s.body)
             b.call("void", stackrestore, [saved])
             return
@@ -919,17 +930,31 @@ class _CodeGen(ExprCodeGen):
             [(nbytes, Int(64))],
         )
         try:
-            with self._bound_buffer(s.name, self._scratch_ref(entry.pointer, s.type, count64)):
+            with self._bound_buffer(s.name, self._scratch_ref(entry.pointer, s.type, count64, s)):
                 self._stmt(s.body)
         finally:
             self.fn.live_heap.pop()
         self._release_heap(entry)
 
-    def _scratch_ref(self, pointer: Value, t: Type, count: Value) -> BufferRef:
-        """An allocation of count elements; checked code knows its valid indices [0, count)."""
-        if not self.checked:
-            return BufferRef(pointer, t.element_of())
-        return BufferRef(pointer, t.element_of(), int_const(64, 0), count)
+    def _scratch_ref(self, pointer: Value, t: Type, count: Value, s: Allocate) -> BufferRef:
+        """An allocation of count elements; checked code knows its valid indices [0, count).
+        Storage that may be the output buffer (s.output_alias) is that buffer when aliased."""
+        ref = BufferRef(pointer, t.element_of())
+        if self.checked:
+            ref = BufferRef(pointer, t.element_of(), int_const(64, 0), count)
+        if s.output_alias is None:
+            return ref
+        output = self.fn.buffers.get(s.output_alias[0])
+        if output is None:
+            raise CompileError(f"storage `{s.name}` may be output buffer `{s.output_alias[0]}`, which is not in scope")
+        aliased = self._expr(s.output_alias[1], hint=f"{s.name}.is_output")
+
+        def pick(mine: Value | None, theirs: Value | None) -> Value | None:
+            if mine is None or theirs is None:
+                return mine
+            return self.b.assign(mine.ty, f"select i1 {aliased.ref}, {theirs}, {mine}", s.name)
+
+        return BufferRef(pick(ref.pointer, output.pointer), ref.type, pick(ref.lo, output.lo), pick(ref.hi, output.hi))
 
     def _scratch_allocation(self, name: str, nbytes: Value) -> _HeapEntry:
         """Heap storage kept between calls (fresh pages cost a fault each, and memory freed

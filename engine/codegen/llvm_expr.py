@@ -3,7 +3,8 @@
 `ExprCodeGen` turns expression trees into instructions of the current function: scalar
 and vector arithmetic (through llvm_semantics for the total operations), Ramp and
 Broadcast, and loads and stores: dense vector accesses for stride-1 ramps, one dense load
-plus a shuffle for small constant strides, LLVM gathers and scatters otherwise. Bools
+plus a shuffle for small constant strides, two half-width dense loads and an interleaving
+shuffle for ramp(b, 1, n) / 2 (+ an offset), LLVM gathers and scatters otherwise. Bools
 are i1 in registers and bytes in memory.
 """
 
@@ -39,6 +40,8 @@ from pixelweave.engine.stmt import Broadcast, Load, Ramp, Store
 
 if TYPE_CHECKING:
     from pixelweave.engine.codegen.llvm import _Function
+
+_I32 = Int(32)
 
 _UNARY_MATH = {
     "sqrt": "llvm.sqrt",
@@ -235,7 +238,7 @@ class ExprCodeGen:
         value = self._expr(e.value, hint=e.name)
         outer_memo, self._memo = self._memo, {}  # inside, nodes may see another binding
         try:
-            with self._bound(e.name, value):
+            with self._bound(e.name, value, self._halved_ramp(e.value) if e.value.type().is_vector() else None):
                 return self._expr(e.body)
         finally:
             self._memo = outer_memo
@@ -357,6 +360,9 @@ class ExprCodeGen:
             return self._splat(scalar, t)
         if isinstance(idx, Ramp) and stride is not None and 1 <= abs(stride) <= 4:
             return self._strided_dense_load(ref, e.buffer, idx, stride, t)
+        halved = self._halved_ramp(idx) if t.lanes % 2 == 0 else None
+        if halved is not None:
+            return self._halved_load(ref, e.buffer, halved[0], halved[1], t)
         index64 = self._index64(self._expr(idx, hint="index"))
         return self._from_memory(gather(b, self.module, memory_type(t), elem, ref.pointer, index64, align), t)
 
@@ -380,6 +386,54 @@ class ExprCodeGen:
             memory_type(t), f"shufflevector {block}, {span_ty} poison, <{lanes} x i32> <{mask}>", "strided"
         )
         return self._from_memory(picked, t)
+
+    def _halved_ramp(self, e: E.Expr) -> tuple[Value, Value | None] | None:
+        """(b, offset) when the int32 vector index e is ramp(b, 1, lanes) / 2 + x(offset)
+        (offset None: zero), seeing through vector lets; else None. Such an index (f[x / 2]
+        in a loop vectorized over x, as a demosaic reads its half-resolution planes) names
+        each element twice, and a gather would fetch every lane on its own."""
+        if isinstance(e, E.Variable):
+            return self.fn.halved_ramps.get(e.name)
+        if e.type().element_of() != _I32:
+            return None
+        if isinstance(e, E.Div) and isinstance(e.a, Ramp) and constant_int(e.b) == 2:
+            return (self._expr(e.a.base, hint="index"), None) if constant_int(e.a.stride) == 1 else None
+        if not isinstance(e, (E.Add, E.Sub)):
+            return None
+        candidates = [(e.a, e.b)] if isinstance(e, E.Sub) else [(e.a, e.b), (e.b, e.a)]
+        for vector, scalar in candidates:
+            if not isinstance(scalar, Broadcast):
+                continue
+            inner = self._halved_ramp(vector)
+            if inner is None:
+                continue
+            b = self.b
+            amount = self._expr(scalar.value, hint="index")
+            if isinstance(e, E.Sub):
+                amount = b.binop("sub", int_const(32, 0), amount, "neg")
+            offset = amount if inner[1] is None else b.binop("add", inner[1], amount, "offset")
+            return inner[0], offset
+        return None
+
+    def _halved_load(self, ref: BufferRef, buffer: str, base: Value, offset: Value | None, t: Type) -> Value:
+        """Lanes k = 0 .. n-1 of buffer[(b + k) / 2 + offset] (floor division): the even
+        lanes are the n/2 elements from b / 2 + offset, the odd lanes the n/2 from there
+        plus b's parity (b odd: one further); two dense loads of elements that some lane
+        reads (never outside the lanes' span) and one interleaving shuffle."""
+        b = self.b
+        half = t.lanes // 2
+        elem = memory_scalar_type(t.element_of())
+        start = b.binop("ashr", base, int_const(32, 1), "half")
+        if offset is not None:
+            start = b.binop("add", start, offset, "half")
+        odd_start = b.binop("add", start, b.binop("and", base, int_const(32, 1), "parity"), "odd")
+        half_ty = vector_of(elem, half)
+        align = element_bytes(t)
+        even = b.load(half_ty, b.gep(elem, ref.pointer, self._index64(start), f"{buffer}.addr"), align, buffer)
+        odd = b.load(half_ty, b.gep(elem, ref.pointer, self._index64(odd_start), f"{buffer}.addr"), align, buffer)
+        mask = ", ".join(f"i32 {k // 2 + (half if k % 2 else 0)}" for k in range(t.lanes))
+        both = b.assign(memory_type(t), f"shufflevector {even}, {odd}, <{t.lanes} x i32> <{mask}>", "interleaved")
+        return self._from_memory(both, t)
 
     def _from_memory(self, v: Value, t: Type) -> Value:
         if t.is_bool():

@@ -138,7 +138,9 @@ def data_layout(spec: TargetSpec) -> str:
 def _optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine, level: str) -> None:
     if level == "full":
         pto = llvm.create_pipeline_tuning_options(speed_level=3)
-        pto.loop_vectorization = False  # the schedule vectorizes; LLVM's would bloat tails
+        # As Halide runs it: a loop the schedule leaves serial (camera_pipe's `corrected`, 16
+        # scalar pixels per vector of its consumer) becomes vector code; compile time barely moves.
+        pto.loop_vectorization = True
         pass_builder = llvm.create_pass_builder(tm, pto)
         pass_builder.getModulePassManager().run(module, pass_builder)
         return

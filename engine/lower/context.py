@@ -74,6 +74,8 @@ class LoweringContext:
     output_names: list[str] = field(
         default_factory=list
     )  # in the order of pipeline.outputs  # Func name -> SlidingInfo, from the sliding window pass
+    # a single-valued output computed into storage of its own and copied: that Func -> the output
+    output_copies: dict[str, str] = field(default_factory=dict)
 
     def info(self, func: Func) -> FuncInfo:
         for f in self.funcs:
@@ -163,6 +165,8 @@ def _copy_consumed_outputs(ctx: LoweringContext, used: set[str]) -> None:
         # A Func returning a Tuple has one output buffer per value, `f.0`, `f.1`, ... (as in
         # Halide): each is a copy of its value.
         copies = [(out_name, 0)] if not is_tuple else [(f"{out_name}.{i}", i) for i in range(len(info.types))]
+        if not is_tuple:
+            ctx.output_copies[internal] = out_name
         for copy_name, index in copies:
             call = E.Call(info.types[index], internal, args, "func", info.func, index)
             d = Definition(args, call, pure_vars=tuple(info.pure_vars))

@@ -9,13 +9,25 @@ from __future__ import annotations
 
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
-from pixelweave.engine.ir.types import Int, Type
-from pixelweave.engine.ir.visit import mutate
+from pixelweave.engine.ir.types import Bool, Int, Type
+from pixelweave.engine.ir.visit import find_variables, mutate, substitute
 from pixelweave.engine.lower.allocation_bounds import I64, storage_size_check, widen
 from pixelweave.engine.lower.context import LoweringContext
 from pixelweave.engine.lower.simplify import as_const_int, simplify
 from pixelweave.engine.schedule import MemoryType
-from pixelweave.engine.stmt import Allocate, AssertStmt, LetStmt, Load, Provide, Realize, Stmt, Store, make_block
+from pixelweave.engine.stmt import (
+    Allocate,
+    AssertStmt,
+    IfThenElse,
+    LetStmt,
+    Load,
+    ProducerConsumer,
+    Provide,
+    Realize,
+    Stmt,
+    Store,
+    make_block,
+)
 from pixelweave.engine.stmt_visit import StmtMutator
 
 I32 = Int(32)
@@ -65,7 +77,16 @@ def storage_flattening(ctx: LoweringContext, stmt: Stmt) -> Stmt:
         aligned = info.schedule.storage_alignments
         if aligned:
             padding[info.name] = {info.pure_vars.index(v): a for v, a in aligned.items()}
-    return _Flatten(orders, output_first_strides(ctx), tuple_types, padding, memory).mutate(stmt)
+    first_strides = output_first_strides(ctx)
+    flatten = _Flatten(orders, first_strides, tuple_types, padding, memory)
+    if ctx.target != "opencl":
+        traced = {f.name() for f in ctx.pipeline.funcs if f.traced()}
+        flatten.output_alias = {
+            internal: output
+            for internal, output in ctx.output_copies.items()
+            if output not in traced and output not in first_strides
+        }
+    return flatten.mutate(stmt)
 
 
 def memory_types_by_buffer(ctx: LoweringContext) -> dict[str, MemoryType]:
@@ -112,6 +133,39 @@ class _Flatten(StmtMutator):
         self.tuple_types = tuple_types or {}
         self.padding = padding or {}  # align_storage(): Func -> dimension -> the multiple its extent is padded to
         self.folds: dict[str, dict[int, int]] = {}
+        # enclosing lets whose value is a constant (through other such lets): an allocation
+        # whose extents name them has a constant size, so it may live on the stack
+        self.constant_lets: dict[str, E.Expr] = {}
+        # a Func computed for an output and copied into it -> that output: its storage is the
+        # output buffer when that holds exactly its region (see Allocate.output_alias)
+        self.output_alias: dict[str, str] = {}
+
+    def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
+        value = self.mutate_expr(s.value)
+        known = self._constant_value(value)
+        if known is None:
+            return LetStmt(s.name, value, self.mutate(s.body))
+        outer = self.constant_lets.get(s.name)
+        self.constant_lets[s.name] = known
+        try:
+            return LetStmt(s.name, value, self.mutate(s.body))
+        finally:
+            if outer is None:
+                del self.constant_lets[s.name]
+            else:
+                self.constant_lets[s.name] = outer
+
+    def _constant_value(self, e: E.Expr) -> E.Const | None:
+        """e's value when it is constant given the constant lets around it, else None."""
+        if isinstance(e, E.Const):
+            return e if as_const_int(e) is not None else None
+        if not self.constant_lets:
+            return None
+        names = {v.name for v in find_variables(e)}
+        if not names or not names <= self.constant_lets.keys():
+            return None
+        value = simplify(substitute(e, {n: self.constant_lets[n] for n in names}))
+        return value if isinstance(value, E.Const) and as_const_int(value) is not None else None
 
     def mutate_expr(self, e: E.Expr) -> E.Expr:
         def fn(node: E.Expr) -> E.Expr | None:
@@ -142,6 +196,8 @@ class _Flatten(StmtMutator):
         for name in names:
             self.folds[name] = s.folds
         body = self.mutate(s.body)
+        if s.name in self.output_alias and not s.folds:
+            body = _SkipCopyWhenAliased(self.output_alias[s.name], _alias_condition(s.name)).mutate(body)
         for name, t in reversed(list(zip(names, types, strict=True))):
             body = self._allocate(s.name, name, t, s, body)
         return body
@@ -177,10 +233,20 @@ class _Flatten(StmtMutator):
             lets.append((f"{name}.stride.{i}", strides[i]))
         total = simplify(_substitute_lets(size, lets))
         constant = as_const_int(total)
+        if constant is None and self.constant_lets:
+            known = self._constant_value(total)
+            constant = None if known is None else as_const_int(known)
+            total = total if known is None else known
         on_stack, stack_check = self._placement(func, t, constant, size)
         # A size that is not constant names the extent lets bound just outside the
         # allocation rather than repeating their (often long) values.
-        result: Stmt = Allocate(name, t, total if constant is not None else size, on_stack, body)
+        alias = None
+        if func in self.output_alias and not s.folds:
+            output, condition = self.output_alias[func], _alias_condition(name)
+            alias = (output, condition)
+        result: Stmt = Allocate(name, t, total if constant is not None else size, on_stack, body, alias)
+        if alias is not None:
+            result = LetStmt(condition.name, _same_region(name, output, len(s.bounds)), result)
         if stack_check is not None:
             result = make_block([stack_check, result])
         for let_name, value in reversed(lets):
@@ -235,3 +301,28 @@ def _substitute_lets(e: E.Expr, lets: list[tuple[str, E.Expr]]) -> E.Expr:
     for name, value in reversed(lets):
         e = substitute(e, {name: value})
     return e
+
+
+def _alias_condition(name: str) -> E.Variable:
+    return E.Variable(f"{name}.is_output", Bool(), "param")
+
+
+def _same_region(name: str, output: str, dims: int) -> E.Expr:
+    """Whether the output buffer holds exactly the region of storage `name`, with its strides."""
+    same: E.Expr = E.Const(Bool(), True)
+    for i in range(dims):
+        for field in ("min", "extent", "stride"):
+            same = E.And(same, E.EQ(_v(f"{output}.{field}.{i}"), _v(f"{name}.{field}.{i}")))
+    return same
+
+
+class _SkipCopyWhenAliased(StmtMutator):
+    """Around the copy into an output: nothing to copy when the storage computed is the output."""
+
+    def __init__(self, output: str, aliased: E.Variable) -> None:
+        self.output, self.aliased = output, aliased
+
+    def visit_ProducerConsumer(self, s: ProducerConsumer) -> Stmt:  # noqa: N802
+        if s.is_producer and s.name == self.output:
+            return IfThenElse(E.Not(self.aliased), s)
+        return self.default(s)

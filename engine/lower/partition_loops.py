@@ -279,6 +279,21 @@ def _solve_condition(cond: E.Expr, v: str) -> _Bounds | None:
     return _le(a, E.Sub(c, one), v)
 
 
+def _lane_extreme(e: E.Expr, least: bool) -> E.Expr | None:
+    """The least (or greatest) lane of an invariant operand: a scalar, a broadcast, or a
+    ramp with a constant stride (x16(base) + ramp(0, 1, 16), a vectorized variable), else None."""
+    s = _scalar(e)
+    if s is not None:
+        return s
+    if isinstance(e, Ramp):
+        stride, base = as_const_int(e.stride), _scalar(e.base)
+        if stride is None or base is None:
+            return None
+        last = simplify(base + e.stride * (e.lanes - 1))
+        return base if (stride >= 0) == least else last
+    return None
+
+
 def _dep(e: E.Expr, v: str) -> bool:
     return _uses(e, {v})
 
@@ -305,12 +320,13 @@ def _ge(e: E.Expr, c: E.Expr, v: str) -> _Bounds | None:
     if isinstance(e, (E.Add, E.Sub)):
         a, b = e.a, e.b
         if _dep(a, v) and not _dep(b, v):
-            s = _scalar(b)
+            # a + b >= c when a >= c - (b's least lane); a - b >= c when a >= c + (its greatest)
+            s = _lane_extreme(b, least=isinstance(e, E.Add))
             if s is None:
                 return None
             return _ge(a, E.Sub(c, s) if isinstance(e, E.Add) else E.Add(c, s), v)
         if _dep(b, v) and not _dep(a, v):
-            s = _scalar(a)
+            s = _lane_extreme(a, least=True)
             if s is None:
                 return None
             return _ge(b, E.Sub(c, s), v) if isinstance(e, E.Add) else _le(b, E.Sub(s, c), v)
@@ -350,12 +366,13 @@ def _le(e: E.Expr, c: E.Expr, v: str) -> _Bounds | None:
     if isinstance(e, (E.Add, E.Sub)):
         a, b = e.a, e.b
         if _dep(a, v) and not _dep(b, v):
-            s = _scalar(b)
+            # a + b <= c when a <= c - (b's greatest lane); a - b <= c when a <= c + (its least)
+            s = _lane_extreme(b, least=isinstance(e, E.Sub))
             if s is None:
                 return None
             return _le(a, E.Sub(c, s) if isinstance(e, E.Add) else E.Add(c, s), v)
         if _dep(b, v) and not _dep(a, v):
-            s = _scalar(a)
+            s = _lane_extreme(a, least=False)
             if s is None:
                 return None
             return _le(b, E.Sub(c, s), v) if isinstance(e, E.Add) else _ge(b, E.Sub(s, c), v)

@@ -117,8 +117,31 @@ class _Slide(StmtMutator):
         prev = E.Sub(E.Variable(var, I32), E.Const(I32, 1))
         prev_lo, prev_hi = substitute(lo, {var: prev}), substitute(hi, {var: prev})
         step_lo, step_hi = constant_difference(lo, prev_lo), constant_difference(hi, prev_hi)
-        if step_lo is None or step_hi is None or step_lo < 0 or step_hi < 0:
+        constant_steps = step_lo is not None and step_hi is not None and step_lo >= 0 and step_hi >= 0
+        if not constant_steps and not (_nondecreasing(lo, var) and _nondecreasing(hi, var)):
             return None
         first = E.LE(E.Variable(var, I32), loop.min)
         new_min = simplify(E.Select(first, lo, E.Max(lo, simplify(prev_hi + 1))))
         return i, new_min
+
+
+def _nondecreasing(e: E.Expr, var: str) -> bool:
+    """Whether integer e never decreases as `var` grows (the others fixed): the region of a
+    Func read at y / 2 * 2 - 2 .. y / 2 * 2 + 3 (a Bayer plane) marches forwards by 0 or 2
+    rows per row of y, not by a constant step, and still slides as Halide slides it."""
+    if not _depends_on(e, var):
+        return True
+    if isinstance(e, E.Variable):
+        return e.name == var
+    if isinstance(e, (E.Add, E.Min, E.Max)):
+        return _nondecreasing(e.a, var) and _nondecreasing(e.b, var)
+    if isinstance(e, E.Sub):
+        return _nondecreasing(e.a, var) and not _depends_on(e.b, var)
+    if isinstance(e, (E.Mul, E.Div)):
+        factor = e.b.value if isinstance(e.b, E.Const) else None
+        if isinstance(e, E.Mul) and factor is None and isinstance(e.a, E.Const):
+            return e.a.value >= 0 and _nondecreasing(e.b, var)
+        return factor is not None and factor > 0 and _nondecreasing(e.a, var)  # (floor division)
+    if isinstance(e, E.Select):
+        return not _depends_on(e.cond, var) and _nondecreasing(e.true_value, var) and _nondecreasing(e.false_value, var)
+    return False
