@@ -109,6 +109,7 @@ class GeneratedModule:
     arguments: list[Argument]
     profile_names: list[str]
     context_bytes: int
+    extra_exports: list[str] = field(default_factory=list)  # symbols a backend's host side adds
 
     @property
     def entry_symbol(self) -> str:
@@ -986,3 +987,8 @@ class _CodeGen(ExprCodeGen):
     def _int_min(self, a: Value, b_: Value) -> Value:
         fn = self.module.intrinsic(f"llvm.smin.{a.ty}", a.ty, [a.ty, a.ty])
         return self.b.call(a.ty, fn, [a, b_], "min")
+
+
+# The statement code generator, for backends whose host code extends its statements
+# (engine/codegen/opencl_host_llvm.py: kernel launches and device buffers).
+PipelineCodeGen = _CodeGen
