@@ -69,6 +69,7 @@ class ErrorCode(IntEnum):
     ASSERTION_FAILED = 1
     OUT_OF_MEMORY = 2
     BAD_ARGUMENT = 3
+    DEVICE_ERROR = 4  # target opencl: no usable device, or the kernels did not build there
 
 
 # Layout of pw_buffer_t and pw_dimension_t (x86-64 / AArch64 LP64), in bytes.
