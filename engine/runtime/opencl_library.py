@@ -60,50 +60,58 @@ def host_name(name: str) -> str:
 def export_opencl_library(
     lowered: LoweredPipeline, name: str | None = None, directory: str | Path = ".", *, level: str = "full"
 ) -> ExportedOpenCLLibrary:
-    """Write NAME.o, libNAME.so, NAME.h and NAME.cl for a pipeline lowered for 'opencl'.
-    The kernels are generated for a device with the common limits (256 work-items per
-    group, 32 KiB of local memory), so the library runs on any OpenCL 1.2 device."""
-    from pixelweave.engine.runtime.library import c_header
-
+    """Write NAME.o, libNAME.so, NAME.h and NAME.cl for a pipeline lowered for 'opencl'."""
     name = name or lowered.name
     if name != lowered.name:
         lowered = dataclasses.replace(lowered, name=name)
-    compiler, linker, objcopy = shutil.which("cc"), shutil.which("ld"), shutil.which("objcopy")
-    if compiler is None or linker is None or objcopy is None:
-        raise CompileError("exporting for target opencl needs a C compiler `cc`, `ld` and `objcopy` on PATH")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    header_path = directory / f"{name}.h"
+    header_path.write_text(opencl_header(lowered))
+    kernel_source_path = directory / f"{name}.cl"
+    object_path = directory / f"{name}.o"
+    program = write_opencl_object(lowered, object_path, level=level)
+    kernel_source_path.write_text(program.source)
+    library_path = directory / f"lib{name}.so"
+    compiler = _tool("cc")
+    _run([compiler, "-shared", "-o", str(library_path), str(object_path), "-lm", "-lpthread", opencl_link_flag()])
+    return ExportedOpenCLLibrary(name, object_path, library_path, header_path, kernel_source_path)
+
+
+def host_module_ir(lowered: LoweredPipeline) -> str:
+    """The LLVM IR of the host part an exported library holds (compiled as NAME_opencl_host)."""
     program = generate_opencl(lowered, DeviceLimits())
     spec = resolve_target("host")
-    host = dataclasses.replace(lowered, name=host_name(name))
+    host = dataclasses.replace(lowered, name=host_name(lowered.name))
+    return generate_host_module(host, program, triple=spec.triple, datalayout=data_layout(spec), embed_runtime=True).ir
+
+
+def write_opencl_object(lowered: LoweredPipeline, object_path: Path, *, level: str = "full") -> OpenCLProgram:
+    """Write the position-independent object of an exported library (its host code and C
+    runtime, the kernels embedded); returns the program whose kernels it embeds. The
+    kernels are generated for a device with the common limits (256 work-items per group,
+    32 KiB of local memory), so the library runs on any OpenCL 1.2 device."""
+    compiler, linker, objcopy = _tool("cc"), _tool("ld"), _tool("objcopy")
+    program = generate_opencl(lowered, DeviceLimits())
+    spec = resolve_target("host")
+    host = dataclasses.replace(lowered, name=host_name(lowered.name))
     module = generate_host_module(host, program, triple=spec.triple, datalayout=data_layout(spec), embed_runtime=True)
-    header_path = directory / f"{name}.h"
-    header_path.write_text(_opencl_header(c_header(lowered, target="opencl"), name))
-    kernel_source_path = directory / f"{name}.cl"
-    kernel_source_path.write_text(program.source)
-    object_path = directory / f"{name}.o"
-    library_path = directory / f"lib{name}.so"
     with tempfile.TemporaryDirectory(prefix="pw-opencl-export-") as scratch:
         work = Path(scratch)
         (work / "host.o").write_bytes(compile_ir_to_object(module.ir, spec, level, pic=True, jit=False).data)
+        (work / f"{lowered.name}.h").write_text(opencl_header(lowered))
         (work / "runtime.c").write_text(runtime_source(lowered, program))
-        _run(
-            [
-                compiler,
-                "-c",
-                "-fPIC",
-                "-O2",
-                "-I",
-                str(directory),
-                "-o",
-                str(work / "runtime.o"),
-                str(work / "runtime.c"),
-            ]
-        )
+        _run([compiler, "-c", "-fPIC", "-O2", "-I", str(work), "-o", str(work / "runtime.o"), str(work / "runtime.c")])
         _run([linker, "-r", "-o", str(object_path), str(work / "host.o"), str(work / "runtime.o")])
-    _run([objcopy, "--wildcard", f"--localize-symbol={host_name(name)}*", str(object_path)])
-    _run([compiler, "-shared", "-o", str(library_path), str(object_path), "-lm", "-lpthread", opencl_link_flag()])
-    return ExportedOpenCLLibrary(name, object_path, library_path, header_path, kernel_source_path)
+    _run([objcopy, "--wildcard", f"--localize-symbol={host_name(lowered.name)}*", str(object_path)])
+    return program
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise CompileError(f"exporting for target opencl needs `{name}` on PATH (a C compiler and binutils)")
+    return path
 
 
 def _run(command: list[str]) -> None:
@@ -112,8 +120,12 @@ def _run(command: list[str]) -> None:
         raise CompileError(f"exporting for target opencl failed:\n{' '.join(command)}\n{result.stderr}")
 
 
-def _opencl_header(header: str, name: str) -> str:
-    """The CPU header with what differs for an OpenCL library said before the prototypes."""
+def opencl_header(lowered: LoweredPipeline) -> str:
+    """The CPU library's header, with what differs for an OpenCL library said before the prototypes."""
+    from pixelweave.engine.runtime.library import c_header
+
+    name = lowered.name
+    header = c_header(lowered, target="opencl")
     note = (
         "/* Target opencl: the first call picks the OpenCL device ($" + DEVICE_ENV + '="platform:device",\n'
         " * else the first one on which a trivial kernel builds and runs) and builds the kernels\n"
@@ -362,4 +374,13 @@ void {name}_release_memory(void) {{
 """
 
 
-__all__ = ["ExportedOpenCLLibrary", "export_opencl_library", "host_name", "opencl_link_flag", "runtime_source"]
+__all__ = [
+    "ExportedOpenCLLibrary",
+    "export_opencl_library",
+    "host_module_ir",
+    "host_name",
+    "opencl_header",
+    "opencl_link_flag",
+    "runtime_source",
+    "write_opencl_object",
+]
