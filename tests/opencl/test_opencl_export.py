@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-import pixelweave as pw
 from pixelweave.engine.runtime.buffer import describe_array
 from pixelweave.engine.runtime.opencl_library import opencl_link_flag
+
+import pixelweave as pw
 
 pytestmark = pytest.mark.usefixtures("opencl_device")
 
@@ -100,7 +100,16 @@ def test_exported_library_called_from_c_matches_reference(exported, tmp_path, rn
     pipeline, out = exported
     (tmp_path / "main.c").write_text(C_PROGRAM)
     program = tmp_path / "main"
-    build = ["cc", str(tmp_path / "main.c"), f"-I{out}", f"-L{out}", "-lblur_cl", f"-Wl,-rpath,{out}", "-o", str(program)]
+    build = [
+        "cc",
+        str(tmp_path / "main.c"),
+        f"-I{out}",
+        f"-L{out}",
+        "-lblur_cl",
+        f"-Wl,-rpath,{out}",
+        "-o",
+        str(program),
+    ]
     subprocess.run(build, check=True, capture_output=True, timeout=120)
     static = ["cc", str(tmp_path / "main.c"), f"-I{out}", str(out / "blur_cl.o"), "-lm", "-lpthread"]
     subprocess.run([*static, opencl_link_flag(), "-o", str(tmp_path / "static")], check=True, timeout=120)
