@@ -17,7 +17,8 @@ state block that the caller owns and binds with `NAME_opencl_bind(state)` before
 
     offset 0: cl_context, 8: cl_command_queue, 16: the device's name (a C string, for
     messages), 24: a pointer to the cl_kernel handles (in `OpenCLProgram.kernels` order),
-    32 + 16 * i: slot i, { cl_mem, its capacity in bytes }.
+    32: nanoseconds spent copying between host and device (added to by every call),
+    40 + 16 * i: slot i, { cl_mem, its capacity in bytes }.
 
 `NAME_opencl_state_bytes()` gives the block's size; `NAME_release_memory()` releases the
 bound block's device buffers. The OpenCL functions are resolved from libOpenCL by the
@@ -48,7 +49,8 @@ STATE_CONTEXT_OFFSET = 0
 STATE_QUEUE_OFFSET = 8
 STATE_DEVICE_NAME_OFFSET = 16
 STATE_KERNELS_OFFSET = 24
-STATE_SLOTS_OFFSET = 32
+STATE_TRANSFER_NS_OFFSET = 32
+STATE_SLOTS_OFFSET = 40
 SLOT_BYTES = 16
 CL_MEM_READ_WRITE = 1
 
@@ -281,6 +283,7 @@ class _HostCodeGen(PipelineCodeGen):
         b.cond_br(b.icmp("sgt", nbytes, int_const(64, 0)), copy, done)
         b.start_block(copy)
         queue = self._state_field(STATE_QUEUE_OFFSET, "queue")
+        start = self._now_ns()
         function = "@clEnqueueWriteBuffer" if direction == "to" else "@clEnqueueReadBuffer"
         null = Value("ptr", "null")
         code = b.call(
@@ -295,6 +298,9 @@ class _HostCodeGen(PipelineCodeGen):
             f"could not copy buffer `{what}` {verb} the OpenCL device {{}}: OpenCL error {{}}",
             [(self._device_name(), None)],
         )
+        counter = self._byte_offset(self._state(), STATE_TRANSFER_NS_OFFSET)
+        elapsed = b.binop("sub", self._now_ns(), start, "copy_ns")
+        b.emit(f"atomicrmw add ptr {counter.ref}, {elapsed} monotonic, align 8")
         b.br(done)
         b.start_block(done)
 
@@ -337,8 +343,12 @@ class _HostCodeGen(PipelineCodeGen):
             self._copy("to", mem, host, nbytes, a.name)
 
     def _read_outputs_back(self, s: Stmt) -> None:
+        self._finish()  # the kernels first, so that the copies' time is theirs alone
         for a, mem, host, nbytes in self.outputs:
             self._copy("back", mem, host, nbytes, a.name)
+        self._finish()
+
+    def _finish(self) -> None:
         code = self.b.call("i32", "@clFinish", [self._state_field(STATE_QUEUE_OFFSET, "queue")], "finish_rc")
         self._check_cl(code, "the OpenCL device {} failed: OpenCL error {}", [(self._device_name(), None)])
 

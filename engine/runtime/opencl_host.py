@@ -126,6 +126,8 @@ class OpenCLPipeline:
         self.compile_seconds = compile_seconds
         self.profile_names: list[str] = []
         self.last_run_seconds: float | None = None
+        # of last_run_seconds, the time copying inputs to the device and outputs back
+        self.last_transfer_seconds: float | None = None
         self.last_profile: dict[str, float] | None = None
         self.host = host
         self._built = built
@@ -149,7 +151,7 @@ class OpenCLPipeline:
     def device_buffers(self) -> list[int]:
         """The cl_mem handles the host code keeps between calls (0 for a slot not made yet
         or released), in slot order: what tests check reuse with."""
-        slots = self._state[4:]
+        slots = self._state[5:]
         return [int(slots[i] or 0) for i in range(0, len(slots), 2)]
 
     def release_memory(self) -> None:
@@ -193,14 +195,17 @@ class OpenCLPipeline:
                 inputs[a.name] = dense
         start = time.perf_counter()
         with _call_lock:  # the bound state is the library's, shared by pipelines of equal code
+            self._state[4] = None  # the copies' nanoseconds
             self._bind(ctypes.addressof(self._state))
             try:
                 self.host(inputs, results, mins=mins)
             finally:
                 self._bind(None)
+            transfer_ns = int(self._state[4] or 0)
         for array, dense in copies_back:
             array[...] = dense
         self.last_run_seconds = time.perf_counter() - start
+        self.last_transfer_seconds = transfer_ns * 1e-9
 
     def __repr__(self) -> str:
         args = ", ".join(a.name for a in self.arguments)

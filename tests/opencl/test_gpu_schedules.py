@@ -223,6 +223,7 @@ def test_repeated_calls_reuse_device_buffers(rng):
         data = _u16(rng, 30, 40)
         np.testing.assert_array_equal(fn([40, 30], {"input": data}), p.realize_reference([40, 30], {"input": data}))
         kept.append(fn.native.device_buffers())
+        assert 0 < fn.native.last_transfer_seconds < fn.native.last_run_seconds
     # the input's, the output's and the intermediate's device buffers, made once
     assert len(kept[0]) == 3 and all(kept[0]) and kept[1] == kept[0]
     fn.native.release_memory()
