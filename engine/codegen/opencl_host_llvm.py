@@ -427,7 +427,9 @@ class _HostCodeGen(PipelineCodeGen):
             else:
                 set_arg(value, a.type.bits // 8)
         for m in mins:
-            set_arg(m if m.ty == "i32" else b.convert("trunc", m, "i32"), 4)
+            if m.ty != "i32":
+                m = b.convert("trunc" if m.ty == "i64" else "sext", m, "i32")
+            set_arg(m, 4)
         local = [*k.local_size]
         dims = max(len(local), len(extents), 1)
         local += [1] * (dims - len(local))
