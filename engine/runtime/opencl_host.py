@@ -143,6 +143,7 @@ class OpenCLPipeline:
         self._state[3] = ctypes.addressof(self._kernel_handles)
         self._bind = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(host.symbol_address(bind_symbol(self.name)))
         self._finalizer = weakref.finalize(self, _release_state, self._bind, host, self._state)
+        self._finalizer.atexit = False  # the process's end frees the device memory anyway
 
     @property
     def profile(self) -> bool:
