@@ -176,3 +176,39 @@ def test_exported_library_reports_a_bad_input_and_a_missing_device(tmp_path, mon
     other.shifted2_error_message.restype = ctypes.c_char_p
     assert other.shifted2(ctypes.c_void_p(source.address), ctypes.c_void_p(target.address)) == 4
     assert other.shifted2_error_message().decode() == "there is no OpenCL device 7:3 (PIXELWEAVE_OPENCL_DEVICE)"
+
+
+STATIC_PROGRAM = r"""
+#include <stdio.h>
+#include "scaled.h"
+
+int main(void) {
+    uint8_t in[6 * 4], out[6 * 4];
+    for (int i = 0; i < 24; i++) in[i] = (uint8_t)(i * 7);
+    pw_dimension_t dims[2] = {{0, 6, 1, 0}, {0, 4, 6, 0}};
+    pw_buffer_t bin = {in, PW_TYPE_UINT, 8, 2, 0, dims}, bout = {out, PW_TYPE_UINT, 8, 2, 0, dims};
+    int rc = scaled(3, &bin, &bout);
+    if (rc) { printf("error %d: %s\n", rc, scaled_error_message()); return 1; }
+    for (int i = 0; i < 24; i++) printf("%d ", out[i]);
+    return 0;
+}
+"""
+
+
+def test_halide_static_library_for_an_opencl_target(tmp_path):
+    im = pw.ImageParam(pw.UInt(8), 2, "im")
+    k = pw.Param(pw.UInt(8), "k")
+    f = pw.Func("scaled_f")
+    f[x, y] = im[x, y] * k + pw.u8(y)
+    f.gpu_tile(x, y, xo, yo, xi, yi, 4, 4)
+    f.compile_to_static_library(str(tmp_path / "scaled"), [k, im], "scaled", pw.Target("host-opencl"))
+    assert "PW_DEVICE_ERROR" in (tmp_path / "scaled.h").read_text()
+    (tmp_path / "main.c").write_text(STATIC_PROGRAM)
+    program = tmp_path / "main"
+    link = ["cc", str(tmp_path / "main.c"), f"-I{tmp_path}", str(tmp_path / "scaled.a"), "-lm", "-lpthread"]
+    subprocess.run([*link, opencl_link_flag(), "-o", str(program)], check=True, timeout=120)
+    done = subprocess.run([str(program)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout
+    data = (np.arange(24) * 7).astype(np.uint8).reshape(4, 6)
+    expected = pw.Pipeline(f).realize_reference([6, 4], {"im": data, "k": 3})
+    np.testing.assert_array_equal(np.array(done.stdout.split(), np.uint8).reshape(4, 6), expected)
