@@ -32,6 +32,7 @@ from collections.abc import Callable
 
 from pixelweave.engine.codegen.llvm import ErrorCode, GeneratedModule, PipelineCodeGen
 from pixelweave.engine.codegen.llvm_ir import (
+    FunctionBuilder,
     ModuleBuilder,
     Value,
     element_bytes,
@@ -42,7 +43,7 @@ from pixelweave.engine.codegen.opencl import ERROR_SLOTS, Kernel, KernelLaunch, 
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.lowered import Argument, LoweredPipeline
-from pixelweave.engine.runtime import error_report, thread_pool
+from pixelweave.engine.runtime import error_report
 from pixelweave.engine.stmt import Allocate, Block, Stmt
 
 STATE_CONTEXT_OFFSET = 0
@@ -112,8 +113,6 @@ def generate_host_module(
         add_error_reporting(module, export=False)
     else:
         error_report.declare_error_reporting(module)
-    if gen.uses_parallel_runtime:  # the host part has no parallel loops
-        module.declare(thread_pool.PARALLEL_FOR, thread_pool.PARALLEL_FOR_SIGNATURE)
     return GeneratedModule(
         module.render(),
         lowered.name,
@@ -147,6 +146,7 @@ class _HostCodeGen(PipelineCodeGen):
         self.device_buffers: dict[str, Value] = {}  # buffer name -> its cl_mem in the current scope
         self.outputs: list[tuple[Argument, Value, Value, Value]] = []  # (argument, cl_mem, host, bytes)
         self.state_global = f"@{self.prefix}.cl.state"
+        self.zeros_added = False
         self._stmt_dispatch[KernelLaunch] = self._launch
         self._stmt_dispatch[Allocate] = self._device_allocate
         self._stmt_dispatch[_ReadOutputsBack] = self._read_outputs_back
@@ -168,9 +168,7 @@ class _HostCodeGen(PipelineCodeGen):
         self._device_buffer_function()
 
     @staticmethod
-    def _function(name: str, ret: str, params: list[tuple[str, str]], linkage: str = ""):
-        from pixelweave.engine.codegen.llvm_ir import FunctionBuilder
-
+    def _function(name: str, ret: str, params: list[tuple[str, str]], linkage: str = "") -> FunctionBuilder:
         return FunctionBuilder(name, ret, params, linkage=linkage)
 
     def _release_memory_function(self) -> None:
@@ -489,10 +487,11 @@ class _HostCodeGen(PipelineCodeGen):
         b.start_block(skip)
 
     def _zeros(self) -> Value:
+        """A constant error record of zeros (what a kernel's record is cleared with)."""
         name = f"@{self.prefix}.cl.zeros"
-        if not getattr(self, "_zeros_added", False):
+        if not self.zeros_added:
             self.module.add_global(f"{name} = internal constant [{ERROR_SLOTS} x i32] zeroinitializer, align 16")
-            self._zeros_added = True
+            self.zeros_added = True
         return Value("ptr", name)
 
     def _check_kernel_asserts(self, k: Kernel, error: Value) -> None:
