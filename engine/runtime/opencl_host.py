@@ -142,7 +142,7 @@ class OpenCLPipeline:
         self._state[2] = ctypes.addressof(self._device_name)
         self._state[3] = ctypes.addressof(self._kernel_handles)
         self._bind = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(host.symbol_address(bind_symbol(self.name)))
-        self._finalizer = weakref.finalize(self, _release_state, self._bind, host, self._state)
+        self._finalizer = weakref.finalize(self, _pending_releases.append, (self._bind, host, self._state))
         self._finalizer.atexit = False  # the process's end frees the device memory anyway
 
     @property
@@ -157,7 +157,9 @@ class OpenCLPipeline:
 
     def release_memory(self) -> None:
         """Free the device buffers kept between calls."""
-        _release_state(self._bind, self.host, self._state)
+        with _call_lock:
+            _release_pending()
+            _release_state(self._bind, self.host, self._state)
 
     def __call__(
         self,
@@ -196,6 +198,7 @@ class OpenCLPipeline:
                 inputs[a.name] = dense
         start = time.perf_counter()
         with _call_lock:  # the bound state is the library's, shared by pipelines of equal code
+            _release_pending()
             self._state[4] = None  # the copies' nanoseconds
             self._bind(ctypes.addressof(self._state))
             try:
@@ -214,16 +217,25 @@ class OpenCLPipeline:
 
 
 _call_lock = threading.Lock()
+# States of collected pipelines whose device buffers are still to be released. Their
+# finalizers only append here: the garbage collector may run them anywhere, even between
+# another call's bind and its native code, where releasing would unbind that call's state.
+_pending_releases: list[tuple[Any, Any, Any]] = []
+
+
+def _release_pending() -> None:
+    """Release the device buffers of collected pipelines (the caller holds _call_lock)."""
+    while _pending_releases:
+        _release_state(*_pending_releases.pop())
 
 
 def _release_state(bind: Any, host: Any, state: Any) -> None:
-    """Release the device buffers a state block keeps."""
-    with _call_lock:
-        bind(ctypes.addressof(state))
-        try:
-            host.release_memory()
-        finally:
-            bind(None)
+    """Release the device buffers a state block keeps (the caller holds _call_lock)."""
+    bind(ctypes.addressof(state))
+    try:
+        host.release_memory()
+    finally:
+        bind(None)
 
 
 def _check_array(a: Argument, value: Any) -> np.ndarray:
