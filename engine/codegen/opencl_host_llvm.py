@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from pixelweave.engine.codegen.llvm import ErrorCode, GeneratedModule, PipelineCodeGen
+from pixelweave.engine.codegen.llvm import ErrorCode, GeneratedModule, PipelineCodeGen, add_error_reporting
 from pixelweave.engine.codegen.llvm_ir import (
     FunctionBuilder,
     ModuleBuilder,
@@ -100,8 +100,7 @@ def generate_host_module(
     """The LLVM module of program's host part, with the CPU module's entry points
     (NAME, NAME_argv, NAME_argv_context, NAME_error_message, NAME_release_memory) plus
     NAME_opencl_bind and NAME_opencl_state_bytes."""
-    from pixelweave.engine.codegen.llvm import add_error_reporting
-    from pixelweave.engine.lower import deep_recursion
+    from pixelweave.engine.lower import deep_recursion  # lowering imports code generation
 
     body = Block([program.host, _ReadOutputsBack()])
     host_lowered = dataclasses.replace(lowered, body=body, profile_names=[])
