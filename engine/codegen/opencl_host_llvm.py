@@ -42,6 +42,7 @@ from pixelweave.engine.codegen.llvm_ir import (
 from pixelweave.engine.codegen.opencl import ERROR_SLOTS, Kernel, KernelLaunch, OpenCLProgram
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir.types import Int
+from pixelweave.engine.lower import deep_recursion
 from pixelweave.engine.lowered import Argument, LoweredPipeline
 from pixelweave.engine.runtime import error_report
 from pixelweave.engine.stmt import Allocate, Block, Stmt
@@ -100,7 +101,6 @@ def generate_host_module(
     """The LLVM module of program's host part, with the CPU module's entry points
     (NAME, NAME_argv, NAME_argv_context, NAME_error_message, NAME_release_memory) plus
     NAME_opencl_bind and NAME_opencl_state_bytes."""
-    from pixelweave.engine.lower import deep_recursion  # lowering imports code generation
 
     body = Block([program.host, _ReadOutputsBack()])
     host_lowered = dataclasses.replace(lowered, body=body, profile_names=[])
