@@ -607,12 +607,6 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    if args.target == "opencl":
-        raise UsageError(
-            "--target opencl: exporting OpenCL code is not written yet; export for a CPU target "
-            "(host, x86-64, x86-64-v2, x86-64-v3, x86-64-v4), or run the document on the OpenCL device with "
-            "`pixelweave run --target opencl`"
-        )
     if args.doc.endswith(".py"):
         return _export_generator(args)
     from pixelweave.app.library_readme import write_library_readme
@@ -627,7 +621,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     )
     from pixelweave.nodes.output_part import left_out_text
 
-    built, left_out = build_for_export(read_document(args.doc))
+    built, left_out = build_for_export(read_document(args.doc), args.target)
     for param_name, value in _params(built, args.param).items():
         built.graph.scalar_params[param_name].set(value)  # the exported arguments' defaults
     name = args.name or default_export_name(built.document.name or Path(args.doc).stem)

@@ -73,7 +73,12 @@ def _module(lowered: LoweredPipeline, target: Any) -> tuple[str, Any]:
     from pixelweave.engine.lower import deep_recursion
     from pixelweave.engine.runtime.library import refuse_debug_hooks
 
-    spec = resolve_target(engine_target_name(target) if engine_target_name(target) != "opencl" else "host")
+    if engine_target_name(target) == "opencl":  # the host part (the kernels are OpenCL C)
+        from pixelweave.engine.runtime.opencl_library import host_module_ir
+
+        with deep_recursion():
+            return host_module_ir(lowered), resolve_target("host")
+    spec = resolve_target(engine_target_name(target))
     with deep_recursion():
         module = generate_module(
             lowered, triple=spec.triple, datalayout=data_layout(spec), profile=False, embed_runtime=True
@@ -83,12 +88,18 @@ def _module(lowered: LoweredPipeline, target: Any) -> tuple[str, Any]:
 
 
 def compile_to_object(pipeline: Pipeline, filename: str, arguments: Any, fn_name: str, target: Any) -> Path:
-    """A position-independent object file defining fn_name (and fn_name_argv, ...)."""
+    """A position-independent object file defining fn_name (and fn_name_argv, ...); for
+    target opencl with the kernels and the OpenCL runtime in it (link -lOpenCL)."""
     from pixelweave.engine.codegen.target import compile_ir_to_object
 
     lowered = lowered_for_export(pipeline, arguments, fn_name, target)
-    ir, spec = _module(lowered, target)
     path = Path(filename)
+    if engine_target_name(target) == "opencl":
+        from pixelweave.engine.runtime.opencl_library import write_opencl_object
+
+        write_opencl_object(lowered, path)
+        return path
+    ir, spec = _module(lowered, target)
     path.write_bytes(compile_ir_to_object(ir, spec, "full", pic=True, jit=False).data)
     return path
 
@@ -99,6 +110,11 @@ def compile_to_header(pipeline: Pipeline, filename: str, arguments: Any, fn_name
 
     lowered = lowered_for_export(pipeline, arguments, fn_name, target)
     path = Path(filename)
+    if engine_target_name(target) == "opencl":
+        from pixelweave.engine.runtime.opencl_library import opencl_header
+
+        path.write_text(opencl_header(lowered))
+        return path
     path.write_text(c_header(lowered, target=engine_target_name(target)))
     return path
 

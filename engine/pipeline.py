@@ -354,7 +354,7 @@ class Pipeline:
     def compile_to_library(self, name: str, directory: str = ".", target: str = "host", checked: bool = False):
         """Write NAME.o, libNAME.so and NAME.h (the C ABI: buffer descriptors, scalar
         parameters, an int error code and NAME_error_message()) into directory; checked=True
-        as in compile()."""
+        as in compile(). target="opencl" embeds the kernels (and writes NAME.cl, their source)."""
         import re
 
         from pixelweave.engine.lower import deep_recursion, lower

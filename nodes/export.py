@@ -4,13 +4,12 @@ NAME.py that loads it with ctypes and takes and returns NumPy arrays.
 
 The command line (`pixelweave export`) and the editor's export dialog both call these, so
 the files and the advice they print are the same. `export_kinds()` and `export_targets()`
-list what can be chosen, with the reason when something cannot be (the OpenCL source waits
-for an OpenCL backend in the engine).
+list what can be chosen, with the reason when something cannot be (the OpenCL source alone:
+it is written beside the library exported for target "opencl").
 """
 
 from __future__ import annotations
 
-import importlib.util
 import keyword
 import re
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ _TARGET_NOTES = {
     "x86-64-v2": "x86-64 with SSE4.2 and POPCNT (CPUs from about 2009)",
     "x86-64-v3": "x86-64 with AVX2 and FMA (CPUs from about 2015)",
     "x86-64-v4": "x86-64 with AVX-512 (recent server and desktop CPUs)",
+    "opencl": "the nodes' OpenCL schedules as kernels on an OpenCL device, the rest on this CPU",
 }
 _C_TYPES = {"bool": "uint8_t", "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t",
             "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
@@ -70,16 +70,17 @@ class ExportResult:
         return [(p, p.stat().st_size) for p in self.files]
 
 
-def build_for_export(doc: Document) -> tuple[Any, list[str]]:
-    """The BuiltDocument of what the outputs read, and the ids of the nodes left out (a scratch
-    node, a branch not wired yet), so that those never stop an export. DocumentError for a
-    problem in what is exported; NodeError when there is no output at all."""
+def build_for_export(doc: Document, target: str = "host") -> tuple[Any, list[str]]:
+    """The BuiltDocument of what the outputs read (with the nodes' OpenCL schedules for
+    target "opencl"), and the ids of the nodes left out (a scratch node, a branch not wired
+    yet), so that those never stop an export. DocumentError for a problem in what is
+    exported; NodeError when there is no output at all."""
     from pixelweave.nodes.pipeline_build import build_document
 
     part, left_out = output_part(doc)
     if not part.nodes:
         raise NodeError("the document has no output node, so there is nothing to export; add an Output node")
-    return build_document(part), left_out
+    return build_document(part, target="opencl" if target == "opencl" else "host"), left_out
 
 
 def note_left_out(result: ExportResult, left_out: list[str]) -> ExportResult:
@@ -92,7 +93,6 @@ def note_left_out(result: ExportResult, left_out: list[str]) -> ExportResult:
 
 def export_kinds() -> list[ExportKind]:
     """The kinds of export, each with its availability and the reason it is unavailable."""
-    has_opencl = importlib.util.find_spec("pixelweave.engine.codegen.opencl") is not None
     return [
         ExportKind("library", "Native library (libNAME.so, NAME.o, NAME.h)", True),
         ExportKind("python", "Python module (NAME.py beside libNAME.so)", True),
@@ -100,15 +100,15 @@ def export_kinds() -> list[ExportKind]:
             "opencl",
             "OpenCL source",
             False,
-            "OpenCL source: not available — "
-            + ("this export does not write it yet" if has_opencl else "the engine has no OpenCL backend yet"),
+            "OpenCL source: not available alone — choose target opencl: the library and the Python module "
+            "then run the GPU-scheduled nodes as OpenCL kernels and NAME.cl (their source) is written beside them",
         ),
     ]
 
 
 def export_targets() -> list[tuple[str, str]]:
     """(target name, what it runs on) for every target the library exporter accepts."""
-    return [(t, _TARGET_NOTES.get(t, t)) for t in TARGETS]
+    return [(t, _TARGET_NOTES.get(t, t)) for t in (*TARGETS, "opencl")]
 
 
 def default_export_name(document_name: str, fallback: str = "pipeline") -> str:
@@ -132,8 +132,8 @@ def _check(name: str, kind: str, target: str) -> None:
     problem = export_name_problem(name, kind)
     if problem:
         raise NodeError(problem)
-    if target not in TARGETS:
-        raise NodeError(f"unknown target `{target}`; legal targets are {', '.join(TARGETS)}")
+    if target not in (*TARGETS, "opencl"):
+        raise NodeError(f"unknown target `{target}`; legal targets are {', '.join(TARGETS)}, opencl")
 
 
 def _short(a: Argument) -> str:
@@ -162,7 +162,7 @@ def export_library(built: Any, directory: str | Path, name: str, target: str = "
 
     _check(name, "library", target)
     with deep_recursion():
-        lowering = lower(built.pipeline(), "host", name=name)
+        lowering = lower(built.pipeline(), "opencl" if target == "opencl" else "host", name=name)
         library = write_library(lowering.lowered, name, directory, target)
     arguments = list(lowering.lowered.arguments)
     header = c_header(lowering.lowered, target=target)
@@ -181,10 +181,17 @@ def export_library(built: Any, directory: str | Path, name: str, target: str = "
             "",
             _c_example(built, name, arguments),
             "",
-            f"Build: cc main.c -I. -L. -l{name} -Wl,-rpath,. -o main   (or link {name}.o with -lm -lpthread)",
+            f"Build: cc main.c -I. -L. -l{name} -Wl,-rpath,. -o main   (or link {name}.o with -lm -lpthread"
+            + (" -lOpenCL)" if target == "opencl" else ")"),
         ]
     )
     files = [library.shared_library_path, library.header_path, library.object_path]
+    if target == "opencl":  # the kernels are embedded in the library; this copy is for reading
+        files.append(library.kernel_source_path)
+        usage += (
+            f"\n\nThe GPU-scheduled nodes run as OpenCL kernels (their source, for reading: {name}.cl). The "
+            "first call picks the device ($PIXELWEAVE_OPENCL_DEVICE=platform:device, else the first usable one)."
+        )
     return ExportResult("library", name, target, Path(directory), files, usage, arguments)
 
 

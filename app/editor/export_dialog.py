@@ -37,7 +37,7 @@ def _export_job(data: dict[str, Any], path: Path | None, kind: str, folder: str,
     with the README that `pixelweave export` writes."""
     doc = Document.from_json(data)
     doc.path = path
-    built, left_out = build_for_export(doc)
+    built, left_out = build_for_export(doc, target)
     token.check()
     export = export_python_module if kind == "python" else export_library
     result = note_left_out(export(built, folder, name, target), left_out)

@@ -69,6 +69,7 @@ class ErrorCode(IntEnum):
     ASSERTION_FAILED = 1
     OUT_OF_MEMORY = 2
     BAD_ARGUMENT = 3
+    DEVICE_ERROR = 4  # target opencl: no usable device, or the kernels did not build there
 
 
 # Layout of pw_buffer_t and pw_dimension_t (x86-64 / AArch64 LP64), in bytes.
@@ -109,6 +110,7 @@ class GeneratedModule:
     arguments: list[Argument]
     profile_names: list[str]
     context_bytes: int
+    extra_exports: list[str] = field(default_factory=list)  # symbols a backend's host side adds
 
     @property
     def entry_symbol(self) -> str:
@@ -1011,3 +1013,8 @@ class _CodeGen(ExprCodeGen):
     def _int_min(self, a: Value, b_: Value) -> Value:
         fn = self.module.intrinsic(f"llvm.smin.{a.ty}", a.ty, [a.ty, a.ty])
         return self.b.call(a.ty, fn, [a, b_], "min")
+
+
+# The statement code generator, for backends whose host code extends its statements
+# (engine/codegen/opencl_host_llvm.py: kernel launches and device buffers).
+PipelineCodeGen = _CodeGen

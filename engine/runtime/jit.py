@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -456,6 +456,7 @@ def _exports(module: GeneratedModule) -> list[str]:
         module.argv_context_symbol,
         module.error_message_symbol,
         module.release_memory_symbol,
+        *module.extra_exports,
     ]
 
 
@@ -472,6 +473,7 @@ def compile_pipeline(
     structure: str | None = None,
     loop_nest: str = "",
     checked: bool = False,
+    generator: Callable[..., GeneratedModule] = generate_module,
 ) -> CompiledPipeline:
     """Compile a lowered pipeline to native code in this process.
 
@@ -484,6 +486,8 @@ def compile_pipeline(
     the pre-lowering cache, with `loop_nest` (the text its lowering printed).
     checked=True tests every load and store index against its buffer (a violation raises
     RuntimeFailure naming the buffer, the index and the Func); for tests and debugging.
+    `generator` makes the module (generate_module's signature); the OpenCL backend's host
+    code passes its own.
     """
     start = time.perf_counter()
     check_level(level)
@@ -495,9 +499,7 @@ def compile_pipeline(
             "run here; use export_library to build for other machines"
         )
     jit = _get_jit()
-    module = generate_module(
-        lowered, triple=spec.triple, datalayout=data_layout(spec), profile=profile, checked=checked
-    )
+    module = generator(lowered, triple=spec.triple, datalayout=data_layout(spec), profile=profile, checked=checked)
     with _lock:
         _statistics["pipelines_compiled"] += 1
     key = cache_key(module.ir, spec, level)
@@ -747,6 +749,10 @@ class CompiledPipeline:
             _get_jit().runtime_object,
             _get_jit().spec,
         )
+
+    def symbol_address(self, symbol: str) -> int:
+        """The address of an exported symbol of the linked code (one of the module's exports)."""
+        return self._library[symbol]
 
     def release_memory(self) -> None:
         """Free the intermediate buffers kept for the next call (they are also freed when the

@@ -65,10 +65,17 @@ def export_library(
     """Write NAME.o (position independent), libNAME.so (linked with the system `cc`) and
     NAME.h into directory. The entry point is called NAME (default: the pipeline's name).
     target "host" uses every feature of this CPU; "x86-64", "x86-64-v3" (AVX2) and
-    "x86-64-v4" (AVX-512) run on any machine of that level. checked=True tests every load
+    "x86-64-v4" (AVX-512) run on any machine of that level; "opencl" runs the GPU-scheduled
+    Funcs as OpenCL kernels (engine/runtime/opencl_library.py, which also writes NAME.cl). checked=True tests every load
     and store index against its buffer: a violation makes the call return
     PW_ASSERTION_FAILED with NAME_error_message() naming the buffer and the index (slower:
     for testing a schedule in the program that will use it)."""
+    if target == "opencl":  # the host code and an OpenCL runtime, the kernels embedded
+        from pixelweave.engine.runtime.opencl_library import export_opencl_library
+
+        if checked:
+            raise CompileError("checked=True is available for CPU targets only, not target='opencl'")
+        return export_opencl_library(lowered, name, directory, level=level)
     name = name or lowered.name
     if name != lowered.name:
         lowered = dataclasses.replace(lowered, name=name)

@@ -1,6 +1,6 @@
 """`pixelweave run/bench/inspect --target opencl` build the document with its OpenCL
-schedules and run it on the OpenCL device (pocl's CPU device here); without a device, and for
-`export --target opencl`, one clear line."""
+schedules and run it on the OpenCL device (pocl's CPU device here), `export --target opencl`
+writes a library and module that do the same; without a device, one clear line."""
 
 from __future__ import annotations
 
@@ -72,11 +72,20 @@ def test_a_bad_opencl_schedule_is_reported_on_its_node_for_every_command(work, c
     assert main(["inspect", str(work / "bad.json")]) == 0  # the CPU build does not use it
 
 
-def test_export_for_opencl_is_refused_clearly(work, capsys):
-    assert main(["export", str(work / "gpu.json"), "--out", str(work / "lib"), "--target", "opencl"]) == 2
-    err = _error(capsys)
-    assert err.count("\n") == 1 and "exporting OpenCL code is not written yet" in err
-    assert not (work / "lib").exists()
+def test_export_for_opencl_writes_a_python_module_that_runs_on_the_device(work, capsys):
+    out = work / "lib"
+    command = ["export", str(work / "gpu.json"), "--out", str(out), "--target", "opencl", "--python", "--name", "gpu"]
+    assert main(command) == 0
+    assert f"wrote {out / 'gpu.cl'}" in capsys.readouterr().out
+    assert "__kernel void" in (out / "gpu.cl").read_text() and (out / "libgpu.so").exists()
+    image = iio.imread(work / "gray.png")
+    np.save(work / "in.npy", image)
+    script = (
+        f"import sys, numpy as np; sys.path.insert(0, {str(out)!r}); import gpu; "
+        f"np.save({str(work / 'out.npy')!r}, gpu.run(np.load({str(work / 'in.npy')!r})))"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    np.testing.assert_array_equal(np.load(work / "out.npy"), numpy_box_blur(image, 2))
 
 
 def test_without_an_opencl_device_the_error_says_how_to_get_one(work):

@@ -115,9 +115,9 @@ def test_export_kinds_and_targets():
     kinds = {k.key: k for k in export_kinds()}
     assert kinds["library"].available and kinds["python"].available
     assert not kinds["opencl"].available
-    assert kinds["opencl"].reason == "OpenCL source: not available — this export does not write it yet"
+    assert kinds["opencl"].reason.startswith("OpenCL source: not available alone — choose target opencl")
     targets = [t for t, _ in export_targets()]
-    assert targets[0] == "host" and {"x86-64", "x86-64-v3", "x86-64-v4"} <= set(targets)
+    assert targets[0] == "host" and {"x86-64", "x86-64-v3", "x86-64-v4", "opencl"} <= set(targets)
 
 
 def test_names():

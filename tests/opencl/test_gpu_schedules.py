@@ -218,7 +218,15 @@ def test_repeated_calls_reuse_device_buffers(rng):
     bx.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 8, 8)
     p = pw.Pipeline(by)
     fn = p.compile(target="opencl")
+    kept = []
     for _ in range(2):
         data = _u16(rng, 30, 40)
         np.testing.assert_array_equal(fn([40, 30], {"input": data}), p.realize_reference([40, 30], {"input": data}))
-    assert fn.native.last_transfer_seconds is not None
+        kept.append(fn.native.device_buffers())
+        assert 0 < fn.native.last_transfer_seconds < fn.native.last_run_seconds
+    # the input's, the output's and the intermediate's device buffers, made once
+    assert len(kept[0]) == 3 and all(kept[0]) and kept[1] == kept[0]
+    fn.native.release_memory()
+    assert fn.native.device_buffers() == [0, 0, 0]
+    data = _u16(rng, 30, 40)
+    np.testing.assert_array_equal(fn([40, 30], {"input": data}), p.realize_reference([40, 30], {"input": data}))
