@@ -98,10 +98,12 @@ def _partition(loop: For) -> Stmt | None:
     lets, inner = _inner_bindings(body, v)
     bounds = _Bounds()
     solved: dict[object, object] = {}  # expression key or if statement id -> its steady-state form
+    tried: set[object] = set()  # a test met again (the same tap of a stencil) is solved once
     for kind, node, cond in _candidates(body):
         key = id(node) if kind == "if" else node.key()
-        if key in solved:
+        if key in tried:
             continue
+        tried.add(key)
         resolved = _resolve(cond, lets)
         if resolved is None or _uses(resolved, inner) or not _uses(resolved, {v}) or _reads_memory(resolved):
             continue
