@@ -29,7 +29,8 @@ _initialized = False
 # 46 % of a small stage kernel's) on the address arithmetic lowering emits, which is already
 # linear in the loop variables; without it the apps of benchmarks/apps.py compute the same
 # bytes at the same speed (run CPU time within the noise of the shared machine).
-# Part of the object cache's key (engine/runtime/jit.py).
+# Part of the object cache's key (engine/runtime/jit.py). LLVM's options are process-wide:
+# another user of llvmlite in the same process (numba) compiles without it too.
 BACKEND_OPTIONS = ("-disable-lsr",)
 
 
