@@ -4,6 +4,7 @@ the LLVM backend's levels on a stencil chain.
     python -m benchmarks.compile_latency [--apps blur,unsharp,...] [--repeats 3]
     python -m benchmarks.compile_latency --chain [--stages 10] [--size 1920x1080]
     python -m benchmarks.compile_latency --boundary-chain [--stages 50] [--repeats 3]
+    python -m benchmarks.compile_latency --backend-options [--apps ...] [--repeats 3]
 
 Apps (default): blur, unsharp, Harris, bilateral grid, camera pipe, local Laplacian and
 interpolate
@@ -19,6 +20,9 @@ local Laplacian example document to its loop nest.
 --boundary-chain: lowering time of a 1-D chain of boundary-conditioned compute_root stages
 (each a 3-tap blur of the previous one behind repeat_edge, mirror_image or a constant
 exterior; the issue's target is under 1 s for 50 stages), the least of --repeats.
+--backend-options: each app's IR compiled (LLVM and linking) with LLVM's own code generation
+pipeline and with Pixelweave's BACKEND_OPTIONS (engine/codegen/target.py), in alternating
+processes.
 """
 
 from __future__ import annotations
@@ -191,12 +195,60 @@ def run_boundary_chain(stages: int, repeats: int) -> None:
         print(f"| {boundary} | {stages} | {min(walls):.2f} | {min(cpus):.2f} |")
 
 
+def llvm_seconds(name: str, backend_options: bool, repeats: int) -> float:
+    """Least CPU time of LLVM and linking (compile_pipeline, caches off) for one app's IR;
+    without Pixelweave's BACKEND_OPTIONS when backend_options is False. Run in a process of
+    its own: LLVM's options are set once per process."""
+    import importlib
+
+    target = importlib.import_module("pixelweave.engine.codegen.target")
+    if not backend_options:
+        target.BACKEND_OPTIONS = ()
+    from pixelweave.engine.lower import lower
+    from pixelweave.engine.runtime.jit import compile_pipeline
+
+    import pixelweave as pw
+
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
+    out, _ = APPS[name](pw)
+    lowered = lower(pw.Pipeline(out)).lowered
+    return min(_timed(lambda: compile_pipeline(lowered, level="full", cache=False))[1] for _ in range(repeats))
+
+
+def run_backend_options(names: list[str], repeats: int) -> None:
+    """The same IR compiled with LLVM's own code generation pipeline and with Pixelweave's
+    BACKEND_OPTIONS, in alternating processes (least of 2 x --repeats compiles each)."""
+    import subprocess
+
+    from pixelweave.engine.codegen.target import BACKEND_OPTIONS
+
+    print(f"| app | LLVM's defaults, CPU (s) | with {' '.join(BACKEND_OPTIONS)}, CPU (s) | change |")
+    print("| --- | --- | --- | --- |")
+    root = str(Path(__file__).resolve().parent.parent)
+    for name in names:
+        best = {False: float("inf"), True: float("inf")}
+        for _ in range(2):
+            for options in (False, True):
+                program = (
+                    "from benchmarks.compile_latency import llvm_seconds\n"
+                    f"print(llvm_seconds({name!r}, {options}, {repeats}))"
+                )
+                done = subprocess.run(
+                    [sys.executable, "-c", program], cwd=root, capture_output=True, text=True, check=True
+                )
+                best[options] = min(best[options], float(done.stdout.split()[-1]))
+        print(f"| {name} | {best[False]:.3f} | {best[True]:.3f} | {100 * (best[True] / best[False] - 1):+.0f} % |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--apps", default=",".join(APPS), help="comma-separated, from: " + ", ".join(APPS))
     parser.add_argument("--level", default="full", choices=["fast", "full"])
     parser.add_argument("--chain", action="store_true", help="the stencil-chain benchmark instead")
     parser.add_argument("--boundary-chain", action="store_true", help="lowering of a boundary-conditioned chain")
+    parser.add_argument(
+        "--backend-options", action="store_true", help="LLVM + linking with and without BACKEND_OPTIONS, same IR"
+    )
     parser.add_argument("--stages", type=int, default=None, help="chain length (10; 50 with --boundary-chain)")
     parser.add_argument("--size", default="1920x1080")
     parser.add_argument("--repeats", type=int, default=3)
@@ -205,6 +257,8 @@ def main() -> None:
         run_chain(args.stages or 10, args.size, args.repeats)
     elif args.boundary_chain:
         run_boundary_chain(args.stages or 50, args.repeats)
+    elif args.backend_options:
+        run_backend_options([a for a in args.apps.split(",") if a], args.repeats)
     else:
         run_apps([a for a in args.apps.split(",") if a], args.repeats, args.level)
 

@@ -290,16 +290,22 @@ class Store(Stmt):
 
 
 class IfThenElse(Stmt):
-    __slots__ = ("condition", "else_case", "then_case")
+    """`fast_path`: then_case computes what else_case computes, faster, where condition
+    holds (boundary_fast_path.py), so else_case alone may stand for the whole statement."""
 
-    def __init__(self, condition: E.Expr, then_case: Stmt, else_case: Stmt | None = None) -> None:
+    __slots__ = ("condition", "else_case", "fast_path", "then_case")
+
+    def __init__(
+        self, condition: E.Expr, then_case: Stmt, else_case: Stmt | None = None, fast_path: bool = False
+    ) -> None:
         self.condition, self.then_case, self.else_case = condition, then_case, else_case
+        self.fast_path = fast_path and else_case is not None
 
     def children(self):
         return (self.condition, self.then_case) + ((self.else_case,) if self.else_case is not None else ())
 
     def with_children(self, c) -> IfThenElse:
-        return IfThenElse(c[0], c[1], c[2] if len(c) > 2 else None)
+        return IfThenElse(c[0], c[1], c[2] if len(c) > 2 else None, self.fast_path)
 
 
 class Evaluate(Stmt):

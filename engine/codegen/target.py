@@ -24,14 +24,26 @@ _init_lock = threading.Lock()
 _initialized = False
 
 
+# LLVM command-line options set once per process, before any compile. The backend's loop
+# strength reduction took 20-45 % of code generation (0.2 s of local Laplacian's 0.75 s,
+# 46 % of a small stage kernel's) on the address arithmetic lowering emits, which is already
+# linear in the loop variables; without it the apps of benchmarks/apps.py compute the same
+# bytes at the same speed (run CPU time within the noise of the shared machine).
+# Part of the object cache's key (engine/runtime/jit.py). LLVM's options are process-wide:
+# another user of llvmlite in the same process (numba) compiles without it too.
+BACKEND_OPTIONS = ("-disable-lsr",)
+
+
 def initialize_llvm() -> None:
-    """Initialize LLVM's native target once per process (llvm.initialize() now raises)."""
+    """Initialize LLVM's native target and BACKEND_OPTIONS once per process (llvm.initialize() now raises)."""
     global _initialized
     with _init_lock:
         if not _initialized:
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
             llvm.initialize_native_asmparser()
+            for option in BACKEND_OPTIONS:
+                llvm.set_option("pixelweave", option)
             _initialized = True
 
 

@@ -108,7 +108,7 @@ class _FastPath(StmtMutator):
         for c in conditions[1:]:
             inside = E.And(inside, c)
         fast = map_exprs(body, lambda e: _drop_clamps(e, removable, clamps))
-        return IfThenElse(simplify(inside), For(s.name, s.min, s.extent, s.for_type, fast), loop)
+        return IfThenElse(simplify(inside), For(s.name, s.min, s.extent, s.for_type, fast), loop, fast_path=True)
 
 
 def _uses(e: E.Expr, names: set[str]) -> bool:

@@ -54,6 +54,7 @@ from pixelweave.engine.codegen.llvm import (
 )
 from pixelweave.engine.codegen.llvm_ir import ModuleBuilder
 from pixelweave.engine.codegen.target import (
+    BACKEND_OPTIONS,
     LEVELS,
     TargetSpec,
     check_level,
@@ -192,6 +193,7 @@ def cache_key(ir_text: str, spec: TargetSpec, level: str, *, pic: bool = False) 
         spec.triple,
         spec.cpu,
         spec.features,
+        " ".join(BACKEND_OPTIONS),
         level,
         "pic" if pic else "jit",
         ir_text,

@@ -136,3 +136,54 @@ def test_disk_cache_keeps_the_newest_entries(tmp_path, monkeypatch) -> None:
     for k in range(4):
         compile_pipeline(two_stage_pipeline(f"pruned_{k}"))
     assert len(list(tmp_path.glob("*.o"))) == 2
+
+
+def test_the_object_cache_key_names_the_backend_options(monkeypatch) -> None:
+    from pixelweave.engine.codegen.target import resolve_target
+
+    spec = resolve_target("host")
+    ir = "define void @f() {\n  ret void\n}\n"
+    with_options = jit.cache_key(ir, spec, "full")
+    monkeypatch.setattr(jit, "BACKEND_OPTIONS", ())
+    assert jit.cache_key(ir, spec, "full") != with_options  # objects compiled under other options are not reused
+
+
+_STENCIL_PROGRAM = """
+import importlib, sys
+target = importlib.import_module("pixelweave.engine.codegen.target")
+if sys.argv[1] == "default":
+    target.BACKEND_OPTIONS = ()  # LLVM's own code generation pipeline, loop strength reduction included
+import numpy as np
+import pixelweave as pw
+x, y, c, xi, yi = (pw.Var(n) for n in ("x", "y", "c", "xi", "yi"))
+inp = pw.ImageParam(pw.UInt(16), 3, "inp")
+src = pw.BoundaryConditions.repeat_edge(inp)
+rows = pw.Func("rows")
+rows[x, y, c] = pw.f32(src[x - 1, y, c]) + 2 * pw.f32(src[x, y, c]) + pw.f32(src[x + 2, y, c])
+out = pw.Func("out")
+out[x, y, c] = pw.u16(pw.clamp((rows[x, y - 1, c] + rows[x, y + 1, c]) * 0.125, 0, 65535))
+out.tile(x, y, xi, yi, 16, 8).vectorize(xi, 8).parallel(y)
+rows.compute_at(out, x).vectorize(x, 8)
+image = np.random.default_rng(3).integers(0, 65536, (3, 67, 101)).astype(np.uint16)
+result = pw.Pipeline(out).compile(level=sys.argv[2])([101, 67, 3], {"inp": image})
+sys.stdout.write(result.tobytes().hex())
+"""
+
+
+@pytest.mark.parametrize("level", ["fast", "full"])
+def test_code_generated_without_loop_strength_reduction_computes_the_same_bytes(tmp_path, monkeypatch, level) -> None:
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("PIXELWEAVE_CACHE_DIR", str(tmp_path))
+    outputs = []
+    for options in ("default", "pixelweave"):
+        done = subprocess.run(
+            [sys.executable, "-c", _STENCIL_PROGRAM, options, level],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        outputs.append(done.stdout)
+    assert len(outputs[0]) == 2 * 2 * 101 * 67 * 3 and outputs[0] == outputs[1]

@@ -284,3 +284,36 @@ def test_a_runtime_parameter_the_previewed_node_does_not_read_is_left_out():
     previews = PreviewComputer()
     for node_id in ("edge", "result"):
         assert np.array_equal(previews.compute(doc, node_id).array, expected)
+
+
+def _kernel_keys(compositor: Compositor, doc: Document, node_id: str) -> set[str]:
+    """The structural keys of the stage kernels that computing node_id needs (with shifted tails)."""
+    graph, _ = compositor.built_graph(doc, node_id)
+    funcs = pw.Pipeline([next(iter(graph.nodes[node_id].outputs.values())).func]).funcs
+    return {
+        isolate(f, guard_tails=False, inline=compositor.inlined).pipeline.structural_key()
+        for f in funcs
+        if not compositor.inlined(f)
+    }
+
+
+def test_a_structural_edit_compiles_only_the_kernels_whose_structure_is_new(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("PIXELWEAVE_CACHE_DIR", str(tmp_path))
+    clear_memory_cache()
+    session = _chain()
+    computer = PreviewComputer()
+    opened = computer.compute(session.document, "output", scale=SCALE)
+    before = _kernel_keys(computer.compositor, session.document, "output")
+    assert opened.compiles == len(before)  # a fresh cache: every kernel once
+
+    session.set_param("box_blur", "radius", 3)
+    edited = computer.compute(session.document, "output", scale=SCALE)
+    after = _kernel_keys(computer.compositor, session.document, "output")
+    new = after - before
+    assert len(new) == 1 and len(after) == len(before)  # only the blur's kernel changed
+    assert edited.compiles == len(new) and edited.runs == 3  # the blur and what reads it run again
+
+    session.set_param("box_blur", "radius", 2)
+    back = computer.compute(session.document, "output", scale=SCALE)
+    assert back.compiles == 0 and back.runs == 0  # both kernels and images are kept
+    np.testing.assert_array_equal(back.array, opened.array)
