@@ -17,7 +17,9 @@ schedule follows from that:
 - per-pixel reductions: computed per output row, vectorized across it;
 - whole-image reductions (a sum, a maximum): rfactor over the columns, so the rows are
   accumulated with vectors across them, then the columns reduced;
-- scatters (histograms): the default (serial) schedule.
+- scatters that add into an integer buffer (histograms): a partial histogram per image row,
+  rows in parallel strips, summed with vectors across the bins (rfactor over the rows);
+  other scatters (a last write wins) keep the default (serial) schedule.
 
 Only a single 2-D output is scheduled this way; other shapes keep outputs and temporaries at
 root with rows in parallel.
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from pixelweave.nodes.lift.to_engine import LiftedPipeline
 
 STRIP_ROWS = 8
+COLUMN_BLOCK = 256  # columns per task of a whole-image reduction
 _LANES = {8: 32, 16: 32, 32: 16, 64: 8}
 
 
@@ -51,6 +54,8 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
     outputs = [f for f in engine.outputs.values() if f.dimensions() == 2]
     strip_of: dict[str, tuple[pw.Func, pw.Var, pw.Var]] = {}
     for name, out in engine.outputs.items():
+        if out.dimensions() == 2 and out.has_update_definition():
+            _partial_histograms(out)
         if out.dimensions() != 2 or out.has_update_definition():
             continue
         col, row = out.args()
@@ -92,11 +97,39 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
             func.compute_root().parallel(row).vectorize(col, lanes)
 
 
+def _partial_histograms(func: pw.Func) -> None:
+    """A scatter that adds into an integer buffer (a histogram) as Halide's rfactor over the
+    rows of the image: one partial histogram per row, the rows in parallel strips, then the
+    partial histograms summed with vectors across the bins. Integer addition wraps around
+    exactly as C's, in any order, so the bins are C's. Left serial where rfactor refuses (a
+    last write, a predicated update) and for floating-point sums (the order changes them)."""
+    if not func.type().is_int() and not func.type().is_uint():
+        return
+    col = func.args()[0]
+    for index, update in enumerate(func.updates()):
+        rdom = update.rdom
+        if rdom is None or len(rdom.vars) != 2:
+            continue
+        row = pw.Var(f"{func.name()}_part{index}")
+        try:
+            partial = func.update(index).rfactor([(rdom.vars[1], row)])
+        except pw.ScheduleError:
+            continue
+        lanes = 16
+        partial.compute_root().vectorize(partial.args()[0], lanes).parallel(row, STRIP_ROWS)
+        partial.update(0).parallel(row, STRIP_ROWS)
+        merge = func.update(index)
+        merge.reorder(col, func.args()[1], merge.definition.rdom.vars[0]).vectorize(
+            col, lanes, pw.TailStrategy.GUARD_WITH_IF
+        )
+
+
 def _columns_then_total(func: pw.Func) -> None:
     """A whole-image reduction (a sum or a maximum over rows and columns) as Halide's rfactor
     over the columns: an intermediate per column, updated row after row with vectors across
-    the row (dense loads), then reduced to the total. Left serial where rfactor refuses it
-    (an update that is not an associative reduction over a 2-D RDom)."""
+    the row (dense loads), blocks of columns in parallel (each task runs down every row of
+    its block), then reduced to the total. Left serial where rfactor refuses it (an update
+    that is not an associative reduction over a 2-D RDom)."""
     rdom = func.updates()[0].rdom if func.updates() else None
     if rdom is None or len(rdom.vars) != 2:
         return
@@ -106,8 +139,11 @@ def _columns_then_total(func: pw.Func) -> None:
         columns = func.update(0).rfactor([(rx, column)])
     except pw.ScheduleError:
         return
+    block = pw.Var("column_block")
     columns.compute_root().vectorize(column, 16)
-    columns.update(0).split(column, outer, lane, 16).reorder(lane, outer, ry).vectorize(lane)
+    columns.update(0).split(column, outer, lane, 16).split(outer, block, outer, COLUMN_BLOCK // 16).reorder(
+        lane, outer, ry, block
+    ).vectorize(lane).parallel(block)
 
 
 def _grows_with_parameters(lifted, buffer: str) -> tuple[bool, bool]:

@@ -224,6 +224,10 @@ class _Builder:
             narrow = self.narrower.compare(e)
             if narrow is not None:
                 return narrow
+        if e[1] in ("i64", "u64"):
+            wide = self.narrower.wide_value(e)
+            if wide is not None:
+                return wide
         return self.plain_expr(e)
 
     def stored(self, elem: str, value: Tree) -> Any:
