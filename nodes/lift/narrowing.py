@@ -18,8 +18,9 @@ goes down the tree as far as the rules allow, and a subtree they stop at is comp
 bits and truncated. The same rules compute 64-bit arithmetic over pixels in 32 unsigned bits
 where its value fits them (a 16-bit blend with opacity, which C writes with uint64_t products
 so that they cannot overflow: the sum of the weighted pixels is at most 65535 * 65535), since
-vectors of 64-bit lanes have no multiply-high, so no fast division by a constant. The differential tests (verify.py) compare every lifted function with
-the C bit for bit, so a wrong narrowing shows there.
+vectors of 64-bit lanes have no multiply-high, so no fast division by a constant. The
+differential tests (verify.py) compare every lifted function with the C bit for bit, so a
+wrong narrowing shows there.
 """
 
 from __future__ import annotations
