@@ -254,6 +254,14 @@ def _resolve(rvar: RVar, names: list[str], loops: dict[str, _SplitLoop], where: 
     )
 
 
+def _identity_is_neutral(d: Any, terms: list[E.Expr]) -> bool:
+    """Whether combining the identity leaves any value unchanged, bit for bit: integer +, *,
+    min and max (not floats, where -0.0 + 0.0 is +0.0, nor Tuple reductions, whose ties
+    could pick the identity's position)."""
+    t = terms[0].type() if len(terms) == 1 else None
+    return t is not None and not d.extra_values and type(d.value) in _OPS and (t.is_int() or t.is_uint())
+
+
 def _steps(extent: E.Expr, factor: int) -> E.Expr:
     """How many steps of `factor` cover `extent` (the outer loop of a split)."""
     return ops.div(ops.add(extent, factor - 1), factor)
@@ -324,6 +332,15 @@ def rfactor(f: Func, index: int, preserved: Any) -> Func:
     intm[(*pure, *new_vars)] = _values(reduction.identity)
     lhs = tuple(substitute(a, replacements) for a in d.args) + tuple(new_vars)
     new = [substitute(t, replacements) for t in reduction.terms]
+    if guards and _identity_is_neutral(d, new):
+        # An integer +, *, min or max: a point outside the split variable's extent adds the
+        # identity instead of being skipped, the same result as a select the vectorizer
+        # keeps in lanes and loop partitioning lifts out of all but the last vector.
+        inside = guards[0]
+        for guard in guards[1:]:
+            inside = ops.logical_and(inside, guard)
+        new = [ops.select(inside, new[0], reduction.identity[0])]
+        guards = []
     intm[lhs] = _values(reduction.combine(_elements(intm[lhs]), new))
     predicate = substitute(d.predicate, replacements) if d.predicate is not None else None
     for guard in guards:

@@ -15,8 +15,9 @@ schedule follows from that:
 - temporaries: computed per strip of the output's rows (the rows the strip needs, halo
   included), vectorized the same way, so they stay in cache;
 - per-pixel reductions: computed per output row, vectorized across it;
-- whole-image reductions (a sum, a maximum): rfactor over the columns, so the rows are
-  accumulated with vectors across them, then the columns reduced;
+- reductions along rows (a row's sum) and whole-image reductions (a sum, a maximum):
+  rfactor of the rows and of the columns split by 16, so each row is accumulated in 16
+  lanes with vectors along it, rows in parallel strips, then the lanes (and rows) reduced;
 - scatters that add into an integer buffer (histograms): a partial histogram per image row,
   rows in parallel strips, summed with vectors across the bins (rfactor over the rows);
   other scatters (a last write wins) keep the default (serial) schedule.
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from pixelweave.nodes.lift.to_engine import LiftedPipeline
 
 STRIP_ROWS = 8
-COLUMN_BLOCK = 256  # columns per task of a whole-image reduction
+ROW_LANES = 16  # lanes of the partial results of a reduction along rows
 _LANES = {8: 32, 16: 32, 32: 16, 64: 8}
 
 
@@ -74,6 +75,8 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
         if tag in lifted.accumulators:
             if func.dimensions() == 0:
                 _columns_then_total(func)
+            elif func.dimensions() == 1:
+                _lanes_then_total(func)
             elif func.dimensions() == 2 and single is not None:
                 out, _, within = single
                 lanes = vector_lanes(lifted.accumulators[tag].type)
@@ -124,26 +127,44 @@ def _partial_histograms(func: pw.Func) -> None:
         )
 
 
-def _columns_then_total(func: pw.Func) -> None:
-    """A whole-image reduction (a sum or a maximum over rows and columns) as Halide's rfactor
-    over the columns: an intermediate per column, updated row after row with vectors across
-    the row (dense loads), blocks of columns in parallel (each task runs down every row of
-    its block), then reduced to the total. Left serial where rfactor refuses it (an update
-    that is not an associative reduction over a 2-D RDom)."""
+def _lanes_then_total(func: pw.Func) -> None:
+    """A reduction per row along it (a row's sum) as Halide's rfactor of the split columns:
+    16 partial sums per row, one per lane, accumulated with vectors along the row (dense
+    loads; the last, partial vector guarded), rows in parallel strips, then the lanes added
+    up. Only for integers, whose wrap-around sums are the same in any order."""
     rdom = func.updates()[0].rdom if func.updates() else None
-    if rdom is None or len(rdom.vars) != 2:
+    if rdom is None or len(rdom.vars) != 1 or not (func.type().is_int() or func.type().is_uint()):
         return
-    rx, ry = rdom.vars
-    column, outer, lane = pw.Var("column"), pw.Var("column_o"), pw.Var("column_v")
+    lane, step = pw.RVar("lane"), pw.RVar("step")
+    u = pw.Var("lane_v")
     try:
-        columns = func.update(0).rfactor([(rx, column)])
+        lanes = func.update(0).split(rdom.vars[0], step, lane, ROW_LANES).rfactor(lane, u)
     except pw.ScheduleError:
         return
-    block = pw.Var("column_block")
-    columns.compute_root().vectorize(column, 16)
-    columns.update(0).split(column, outer, lane, 16).split(outer, block, outer, COLUMN_BLOCK // 16).reorder(
-        lane, outer, ry, block
-    ).vectorize(lane).parallel(block)
+    row = func.args()[0]
+    lanes.compute_root().reorder_storage(u, row).reorder(u, row).vectorize(u).parallel(row, STRIP_ROWS)
+    lanes.update(0).reorder(u, step, row).vectorize(u).parallel(row, STRIP_ROWS)
+    func.compute_root()
+
+
+def _columns_then_total(func: pw.Func) -> None:
+    """A whole-image reduction (a sum or a maximum over rows and columns) as Halide's rfactor
+    of the rows and the split columns: 16 partials per row, one per lane, accumulated with
+    vectors along the row (dense loads), rows in parallel strips, then all added up. Left
+    serial where rfactor refuses it (an update that is not an associative reduction over a
+    2-D RDom); floating-point sums are left serial too (the order changes them)."""
+    rdom = func.updates()[0].rdom if func.updates() else None
+    if rdom is None or len(rdom.vars) != 2 or not (func.type().is_int() or func.type().is_uint()):
+        return
+    rx, ry = rdom.vars
+    lane, step = pw.RVar("lane"), pw.RVar("step")
+    u, row = pw.Var("lane_v"), pw.Var("row_v")
+    try:
+        lanes = func.update(0).split(rx, step, lane, ROW_LANES).rfactor([(lane, u), (ry, row)])
+    except pw.ScheduleError:
+        return
+    lanes.compute_root().reorder_storage(u, row).reorder(u, row).vectorize(u).parallel(row, STRIP_ROWS)
+    lanes.update(0).reorder(u, step, row).vectorize(u).parallel(row, STRIP_ROWS)
 
 
 def _grows_with_parameters(lifted, buffer: str) -> tuple[bool, bool]:
