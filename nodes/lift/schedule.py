@@ -12,6 +12,8 @@ schedule follows from that:
   32-bit ones);
 - earlier versions of an output buffer: inlined into the next version (each is read at the
   pixel it computes; a buffer of the whole image and a second pass over it would cost more);
+- lookup tables (an 8-bit input indexed by pixel values): widened to 32 bits once per
+  call (to_engine.py), so that the lookups are gathers of 32-bit lanes;
 - temporaries: computed per strip of the output's rows (the rows the strip needs, halo
   included), vectorized the same way, so they stay in cache;
 - per-pixel reductions: computed per output row, vectorized across it;
@@ -71,6 +73,9 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
     single = next(iter(strip_of.values())) if len(strip_of) == 1 and len(outputs) == 1 else None
     for tag, func in engine.funcs.items():
         if any(func is f for f in engine.outputs.values()):
+            continue
+        if tag.endswith("#wide"):
+            func.compute_root()  # a lookup table widened to 32 bits: once per call, then gathered
             continue
         if tag in lifted.accumulators:
             if func.dimensions() == 0:

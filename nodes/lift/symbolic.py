@@ -396,6 +396,9 @@ def interval(e: Tree, bounds: tuple = ()) -> tuple[int, int] | None:  # noqa: C9
             hi += max(c * r[0], c * r[1])
         return _fits(t, lo, hi)
     if kind == "select":
+        difference = _absolute_difference(e, bounds)
+        if difference is not None:
+            return difference
         a, b = interval(e[3], bounds), interval(e[4], bounds)
         return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
     if kind == "bin":
@@ -516,6 +519,29 @@ def _atom_polynomial(atom: Tree, bounds: tuple, depth: int) -> dict[tuple, int] 
     if inner[0] == "const":
         return {(): int(inner[2])}
     return {(inner,): 1}
+
+
+def _absolute_difference(e: Tree, bounds: tuple) -> tuple[int, int] | None:
+    """Bounds of C's absolute difference `a > b ? a - b : b - a` (or with <, >=, <=): each
+    branch is taken only where it is not negative, so the value lies in [0, the widest
+    difference], though each branch alone (in unsigned arithmetic) may wrap around."""
+    cond, yes, no = e[2], e[3], e[4]
+    if cond[0] != "cmp" or cond[2] not in (">", ">=", "<", "<=") or yes[0] != "aff" or no[0] != "aff":
+        return None
+    a, b = (cond[3], cond[4]) if cond[2] in (">", ">=") else (cond[4], cond[3])
+    ra, rb = interval(a, bounds), interval(b, bounds)
+    if ra is None or rb is None or type_of(a) != e[1] or type_of(b) != e[1]:
+        return None
+    size = 1 << BITS[e[1]]
+    a_minus_b = _polynomial(("aff", e[1], (((a,), 1), ((b,), -1))), bounds, _EXPAND_DEPTH)
+    for branch, sign in ((yes, 1), (no, -1)):
+        poly = _polynomial(branch, bounds, _EXPAND_DEPTH)
+        if poly is None or a_minus_b is None:
+            return None
+        keys = set(poly) | set(a_minus_b)
+        if any((poly.get(k, 0) - sign * a_minus_b.get(k, 0)) % size for k in keys):
+            return None
+    return _fits(e[1], 0, max(ra[1] - rb[0], rb[1] - ra[0], 0))
 
 
 def _wrap_shift(t: str, lo: int, hi: int) -> int | None:
