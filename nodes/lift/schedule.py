@@ -20,8 +20,9 @@ schedule follows from that:
 - reductions along rows (a row's sum) and whole-image reductions (a sum, a maximum):
   rfactor of the rows and of the columns split by 16, so each row is accumulated in 16
   lanes with vectors along it, rows in parallel strips, then the lanes (and rows) reduced;
-- scatters that add into an integer buffer (histograms): a partial histogram per image row,
-  rows in parallel strips, summed with vectors across the bins (rfactor over the rows);
+- scatters that add into an integer buffer (histograms): a partial histogram per strip of
+  image rows, strips in parallel, summed with vectors across the bins (rfactor over the
+  rows split in strips);
   other scatters (a last write wins) keep the default (serial) schedule.
 
 Only a single 2-D output is scheduled this way; other shapes keep outputs and temporaries at
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from pixelweave.nodes.lift.to_engine import LiftedPipeline
 
 STRIP_ROWS = 8
+HISTOGRAM_ROWS = 32  # image rows per partial histogram
 ROW_LANES = 16  # lanes of the partial results of a reduction along rows
 _LANES = {8: 32, 16: 32, 32: 16, 64: 8}
 
@@ -107,10 +109,11 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
 
 def _partial_histograms(func: pw.Func) -> None:
     """A scatter that adds into an integer buffer (a histogram) as Halide's rfactor over the
-    rows of the image: one partial histogram per row, the rows in parallel strips, then the
-    partial histograms summed with vectors across the bins. Integer addition wraps around
-    exactly as C's, in any order, so the bins are C's. Left serial where rfactor refuses (a
-    last write, a predicated update) and for floating-point sums (the order changes them)."""
+    image's rows split in strips: one partial histogram per strip of HISTOGRAM_ROWS rows, the
+    strips in parallel, then the partial histograms summed with vectors across the bins.
+    Integer addition wraps around exactly as C's, in any order, so the bins are C's. Left
+    serial where rfactor refuses (a last write, a predicated update) and for floating-point
+    sums (the order changes them)."""
     if not func.type().is_int() and not func.type().is_uint():
         return
     col = func.args()[0]
@@ -118,14 +121,15 @@ def _partial_histograms(func: pw.Func) -> None:
         rdom = update.rdom
         if rdom is None or len(rdom.vars) != 2:
             continue
-        row = pw.Var(f"{func.name()}_part{index}")
+        strip = pw.Var(f"{func.name()}_part{index}")
+        rows, within = pw.RVar(f"rows{index}"), pw.RVar(f"within{index}")
         try:
-            partial = func.update(index).rfactor([(rdom.vars[1], row)])
+            partial = func.update(index).split(rdom.vars[1], rows, within, HISTOGRAM_ROWS).rfactor(rows, strip)
         except pw.ScheduleError:
             continue
         lanes = 16
-        partial.compute_root().vectorize(partial.args()[0], lanes).parallel(row, STRIP_ROWS)
-        partial.update(0).parallel(row, STRIP_ROWS)
+        partial.compute_root().vectorize(partial.args()[0], lanes).parallel(strip)
+        partial.update(0).parallel(strip)
         merge = func.update(index)
         merge.reorder(col, func.args()[1], merge.definition.rdom.vars[0]).vectorize(
             col, lanes, pw.TailStrategy.GUARD_WITH_IF
