@@ -189,3 +189,10 @@ def test_64_bit_blends_of_16_bit_pixels_compute_in_32_bits():
         text = str(next(iter(lift.engine.outputs.values())).value())
         assert "/ (uint32)65535" in text and "/ (uint64)" not in text, name
         assert differential(lift, trials=4).held, name
+
+
+def test_a_widened_lookup_table_is_still_proved_by_z3():
+    from pixelweave.nodes.lift.prove import prove
+
+    result = prove(lift_c(CORPUS / "pipelines.c", "equalize_lut"))
+    assert result.applicable and result.held
