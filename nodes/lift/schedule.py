@@ -17,9 +17,12 @@ schedule follows from that:
 - temporaries: computed per strip of the output's rows (the rows the strip needs, halo
   included), vectorized the same way, so they stay in cache;
 - per-pixel reductions: computed per output row, vectorized across it;
-- reductions along rows (a row's sum) and whole-image reductions (a sum, a maximum):
-  rfactor of the rows and of the columns split by 16, so each row is accumulated in 16
-  lanes with vectors along it, rows in parallel strips, then the lanes (and rows) reduced;
+- reductions along rows (a row's sum): rfactor of the columns split by 16, so each row is
+  accumulated in 16 lanes with vectors along it, rows in parallel strips, then the lanes
+  added up;
+- whole-image reductions (a sum, a maximum): rfactor over the columns, so the rows are
+  accumulated with vectors across them, then the columns reduced (16 lanes per row and rows
+  in parallel measured slower for a maximum, and no faster for a sum, on 2 cores);
 - scatters that add into an integer buffer (histograms): a partial histogram per strip of
   image rows, strips in parallel, summed with vectors across the bins (rfactor over the
   rows split in strips);
@@ -158,22 +161,20 @@ def _lanes_then_total(func: pw.Func) -> None:
 
 def _columns_then_total(func: pw.Func) -> None:
     """A whole-image reduction (a sum or a maximum over rows and columns) as Halide's rfactor
-    of the rows and the split columns: 16 partials per row, one per lane, accumulated with
-    vectors along the row (dense loads), rows in parallel strips, then all added up. Left
-    serial where rfactor refuses it (an update that is not an associative reduction over a
-    2-D RDom); floating-point sums are left serial too (the order changes them)."""
+    over the columns: an intermediate per column, updated row after row with vectors across
+    the row (dense loads), then reduced to the total. Left serial where rfactor refuses it
+    (an update that is not an associative reduction over a 2-D RDom)."""
     rdom = func.updates()[0].rdom if func.updates() else None
-    if rdom is None or len(rdom.vars) != 2 or not (func.type().is_int() or func.type().is_uint()):
+    if rdom is None or len(rdom.vars) != 2:
         return
     rx, ry = rdom.vars
-    lane, step = pw.RVar("lane"), pw.RVar("step")
-    u, row = pw.Var("lane_v"), pw.Var("row_v")
+    column, outer, lane = pw.Var("column"), pw.Var("column_o"), pw.Var("column_v")
     try:
-        lanes = func.update(0).split(rx, step, lane, ROW_LANES).rfactor([(lane, u), (ry, row)])
+        columns = func.update(0).rfactor([(rx, column)])
     except pw.ScheduleError:
         return
-    lanes.compute_root().reorder_storage(u, row).reorder(u, row).vectorize(u).parallel(row, STRIP_ROWS)
-    lanes.update(0).reorder(u, step, row).vectorize(u).parallel(row, STRIP_ROWS)
+    columns.compute_root().vectorize(column, 16)
+    columns.update(0).split(column, outer, lane, 16).reorder(lane, outer, ry).vectorize(lane)
 
 
 def _grows_with_parameters(lifted, buffer: str) -> tuple[bool, bool]:
