@@ -14,12 +14,17 @@ element type allows, earlier versions of a buffer inlined, temporaries per strip
 rows in parallel, columns vectorized 16 wide). Times are of the compiled code alone (C through
 ctypes; the pipeline writing into preallocated arrays), excluding compilation; the C and the
 pipeline run alternately, --repeats times each, so that both see the same load on a shared
-machine. The table shows medians; the summary also gives the ratio of the fastest runs.
+machine, each on fresh copies of the buffers made just before its run (so both find them
+equally warm in cache). The table shows medians of wall-clock times ("x") and of CPU times
+("cpu x": the process's CPU time during the call, all threads together, which a loaded
+machine changes less than the wall-clock time); the summary also gives the ratio of the
+fastest runs and the load average.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import sys
@@ -115,13 +120,13 @@ def main() -> int:
 
     rows = []
     functions = corpus_functions(args.only)
-    header = ("function", "lift s", "differential", "z3", "cc -O3 ms", "lifted ms", "x")
+    header = ("function", "lift s", "differential", "z3", "cc -O3 ms", "lifted ms", "x", "cpu x")
     print(
         f"{header[0]:36s} {header[1]:>6s} "
         + " ".join(f"{h:>12s}" for h in header[2:4])
         + " "
         + " ".join(f"{h:>10s}" for h in header[4:6])
-        + f" {header[6]:>6s}"
+        + f" {header[6]:>6s} {header[7]:>6s}"
     )
     for path, name in functions:
         row = {"name": name, "lifted": False}
@@ -146,15 +151,16 @@ def main() -> int:
         c_ms = ours_ms = None
         if not args.no_speed:
             try:
-                c_ms, ours_ms, row["c_min"], row["ours_min"] = speed(lift, path, args)
+                c_ms, ours_ms, row["c_min"], row["ours_min"], row["c_cpu"], row["ours_cpu"] = speed(lift, path, args)
             except Exception as e:  # a timing problem is reported, not fatal to the survey
                 row["speed_error"] = repr(e)[:200]
         row["c_ms"], row["ours_ms"] = c_ms, ours_ms
         rows.append(row)
         ratio = f"{c_ms / ours_ms:6.2f}" if c_ms and ours_ms else "     -"
+        cpu_ratio = f"{row['c_cpu'] / row['ours_cpu']:6.2f}" if c_ms and ours_ms and row["ours_cpu"] else "     -"
         print(
             f"{name:36s} {lift.seconds:6.2f} {'held' if d.held else 'FAILED':>12s} {row['z3']:>12s} "
-            f"{_ms(c_ms)} {_ms(ours_ms)} {ratio}",
+            f"{_ms(c_ms)} {_ms(ours_ms)} {ratio} {cpu_ratio}",
             flush=True,
         )
     lifted = [r for r in rows if r["lifted"]]
@@ -183,6 +189,13 @@ def main() -> int:
             f"fastest runs: {sum(x > 1 for x in best)}/{len(timed)} faster; "
             f"geometric mean {statistics.geometric_mean(best):.2f}x, min {min(best):.2f}x, max {max(best):.2f}x"
         )
+        cpu = [r["c_cpu"] / r["ours_cpu"] for r in timed if r["ours_cpu"]]
+        if cpu:
+            print(
+                f"CPU time (all threads): {sum(x > 1 for x in cpu)}/{len(cpu)} less than the C's; "
+                f"geometric mean {statistics.geometric_mean(cpu):.2f}x, min {min(cpu):.2f}x, max {max(cpu):.2f}x"
+            )
+    print(f"load average at the end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     return 0
 
 
@@ -205,14 +218,17 @@ def speed(lift, path: Path, args) -> tuple[float, float, float, float]:
     schedule(lift, args.generic)
     engine = lift.engine
     lifted = lift.lifted
-    inputs = {}
-    for name in engine.params:
-        inputs[name] = scalars[name]
-    for key in engine.images:
-        bname = key[: -len("_in")] if key.endswith("_in") else key
-        rows, stride = buffer_layout(lifted, bname, scalars, buffers[bname].size)
-        elem = lifted.buffers[bname].elem
-        inputs[key] = buffers[bname][: rows * stride * ELEM_BYTES[elem]].view(NP_TYPES[elem]).reshape(rows, stride)
+
+    def pipeline_inputs(work: dict) -> dict:
+        inputs = {name: scalars[name] for name in engine.params}
+        for key in engine.images:
+            bname = key[: -len("_in")] if key.endswith("_in") else key
+            rows, stride = buffer_layout(lifted, bname, scalars, work[bname].size)
+            elem = lifted.buffers[bname].elem
+            inputs[key] = work[bname][: rows * stride * ELEM_BYTES[elem]].view(NP_TYPES[elem]).reshape(rows, stride)
+        return inputs
+
+    read = {key[: -len("_in")] if key.endswith("_in") else key for key in engine.images}
     calls = []
     for name, func in engine.outputs.items():
         cols, rows = written_extent(lifted, name, scalars)
@@ -220,23 +236,31 @@ def speed(lift, path: Path, args) -> tuple[float, float, float, float]:
         calls.append((pw.Pipeline(func).compile(), [cols, rows], out))
     if engine.result is not None:
         calls.append((pw.Pipeline(engine.result).compile(), [], None))
-    c_times, ours = [], []
+    c_times, ours, c_cpu, ours_cpu = [], [], [], []
     for attempt in range(args.repeats + 1):  # the first of each warms up and is not counted
+        # each side gets fresh copies of the buffers it reads and writes just before its run,
+        # so that both find them as warm in cache
         work = {k: v.copy() for k, v in buffers.items()}
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         call_original(lib, lift, scalars, work)
-        c_time = time.perf_counter() - start
-        start = time.perf_counter()
-        for fn, sizes, out in calls:
+        c_time, c_cpu_time = time.perf_counter() - start, time.process_time() - cpu
+        inputs = pipeline_inputs({k: buffers[k].copy() for k in read})
+        outs = [out.copy() if out is not None else None for _, _, out in calls]
+        start, cpu = time.perf_counter(), time.process_time()
+        for (fn, sizes, _), out in zip(calls, outs, strict=True):
             fn(sizes, inputs, out=out) if out is not None else fn(sizes, inputs)
         if attempt:
-            c_times.append(c_time)
             ours.append(time.perf_counter() - start)
+            ours_cpu.append(time.process_time() - cpu)
+            c_times.append(c_time)
+            c_cpu.append(c_cpu_time)
     return (
         statistics.median(c_times) * 1e3,
         statistics.median(ours) * 1e3,
         min(c_times) * 1e3,
         min(ours) * 1e3,
+        statistics.median(c_cpu) * 1e3,
+        statistics.median(ours_cpu) * 1e3,
     )
 
 

@@ -5,13 +5,13 @@ update of the original Func that merges those results over the preserved RVars."
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir import ops
-from pixelweave.engine.ir.coerce import to_expr
+from pixelweave.engine.ir.coerce import operands, to_expr
 from pixelweave.engine.ir.func import Definition, Func
 from pixelweave.engine.ir.tuple import Tuple
 from pixelweave.engine.ir.types import Type
@@ -212,51 +212,159 @@ def _rdom_named(bounds: list[tuple[E.Expr, E.Expr]], names: list[str], rdom_name
     return r
 
 
+@dataclass(frozen=True)
+class _SplitLoop:
+    """A loop of the update's schedule made by splitting RDom variable `index` once by
+    `factor`: the inner loop runs over [0, factor), the outer over the steps of it."""
+
+    index: int
+    inner: bool
+    factor: int
+    other: str  # the other loop of the split
+
+
+def _split_loops(d: Any, names: list[str]) -> dict[str, _SplitLoop]:
+    """The loops made by splitting one of the update's RDom variables once (and neither
+    split nor fused again)."""
+    loops: dict[str, _SplitLoop] = {}
+    splits = d.schedule.splits if d.schedule is not None else []
+    for s in splits:
+        if s.kind == "split" and s.old in names:
+            i = names.index(s.old)
+            loops[s.outer] = _SplitLoop(i, False, s.factor, s.inner)
+            loops[s.inner] = _SplitLoop(i, True, s.factor, s.outer)
+    for s in splits:
+        touched = {s.old} if s.kind == "split" else {s.old, s.inner, s.outer}
+        for name in touched & set(loops):
+            loops.pop(loops[name].other, None)
+            loops.pop(name, None)
+    return loops
+
+
+def _resolve(rvar: RVar, names: list[str], loops: dict[str, _SplitLoop], where: str, rdom: str) -> str:
+    """The RDom variable or split loop a preserved RVar names (a loop also by its last part)."""
+    if rvar.name in names or rvar.name in loops:
+        return rvar.name
+    matches = [n for n in loops if n.rsplit(".", 1)[-1] == rvar.name]
+    if len(matches) == 1:
+        return matches[0]
+    raise ScheduleError(
+        f"rfactor of {where}: {rvar.name} is not a variable of its RDom {rdom} ({', '.join(sorted(names))}) "
+        "nor a loop made by splitting one of them once"
+    )
+
+
+def _identity_is_neutral(d: Any, terms: list[E.Expr]) -> bool:
+    """Whether combining the identity leaves any value unchanged, bit for bit: integer +, *,
+    min and max (not floats, where -0.0 + 0.0 is +0.0, nor Tuple reductions, whose ties
+    could pick the identity's position)."""
+    t = terms[0].type() if len(terms) == 1 else None
+    return t is not None and not d.extra_values and type(d.value) in _OPS and (t.is_int() or t.is_uint())
+
+
+def _steps(extent: E.Expr, factor: int) -> E.Expr:
+    """How many steps of `factor` cover `extent` (the outer loop of a split)."""
+    return ops.div(ops.add(extent, factor - 1), factor)
+
+
 def rfactor(f: Func, index: int, preserved: Any) -> Func:
-    """Apply rfactor to update `index` of f and return the intermediate Func."""
+    """Apply rfactor to update `index` of f and return the intermediate Func.
+
+    A preserved RVar may also be one loop of a split of an RDom variable rx by F (Halide's
+    `split(rx, rxo, rxi, F).rfactor(rxi, u)`): rx is min + rxo * F + rxi, the intermediate
+    reduces over the other loop, guarded to stay inside rx's extent (points it skips keep
+    the identity), and the merge runs over the preserved loop's range."""
     where = f"update {index} of Func `{f.name()}`"
     d = f.updates()[index]
     if d.rdom is None:
         raise ScheduleError(f"rfactor of {where} needs a reduction over an RDom; this update has none")
     reduction = _reduction(f, d, where)
     pairs = _pairs(preserved, where)
-    names = {v.name for v in d.rdom.vars}
+    names = [v.name for v in d.rdom.vars]
+    loops = _split_loops(d, names)
     pure_names = {a.name for a in f.args()}
     seen: set[str] = set()
+    resolved: list[tuple[str, Var]] = []
     for rvar, var in pairs:
-        if rvar.name not in names:
-            raise ScheduleError(
-                f"rfactor of {where}: {rvar.name} is not a variable of its RDom {d.rdom.name} "
-                f"({', '.join(sorted(names))})"
-            )
-        if var.name in pure_names or var.name in seen or rvar.name in seen:
+        name = _resolve(rvar, names, loops, where, d.rdom.name)
+        if var.name in pure_names or var.name in seen or name in seen:
             raise ScheduleError(f"rfactor of {where}: {var.name} or {rvar.name} is used twice or names a pure Var")
-        seen.update((rvar.name, var.name))
-    preserved_names = [r.name for r, _ in pairs]
-    kept = [(i, v) for i, v in enumerate(d.rdom.vars) if v.name not in preserved_names]
+        seen.update((name, var.name))
+        resolved.append((name, var))
+    split_of: dict[int, tuple[_SplitLoop, Var]] = {}  # RDom variable -> its preserved loop
+    for name, var in resolved:
+        if name in loops:
+            loop = loops[name]
+            if loop.index in split_of or names[loop.index] in seen:
+                raise ScheduleError(
+                    f"rfactor of {where}: preserve one loop of the split of {names[loop.index]}, not both, and not "
+                    f"{names[loop.index]} itself"
+                )
+            split_of[loop.index] = (loop, var)
     bounds = d.rdom.bounds
-    replacements: dict[str, E.Expr] = {r.name: var for r, var in pairs}
+    plain = {name: var for name, var in resolved if name in names}
+    # The intermediate reduces over the RDom variables not preserved, and over the other
+    # loop of each split whose one loop is preserved.
+    kept: list[tuple[int, str, tuple[E.Expr, E.Expr]]] = []
+    for i, v in enumerate(d.rdom.vars):
+        if i in split_of:
+            loop = split_of[i][0]
+            other_extent = _steps(bounds[i][1], loop.factor) if loop.inner else to_expr(loop.factor)
+            kept.append((i, loop.other, (to_expr(0), other_extent)))
+        elif v.name not in plain:
+            kept.append((i, v.name, bounds[i]))
+    replacements: dict[str, E.Expr] = dict(plain)
+    guards: list[E.Expr] = []
     if kept:
-        inner = _rdom_named([bounds[i] for i, _ in kept], [v.name for _, v in kept], d.rdom.name)
-        replacements.update({v.name: inner.vars[j] for j, (_, v) in enumerate(kept)})
+        inner = _rdom_named([b for _, _, b in kept], [n for _, n, _ in kept], d.rdom.name)
+        for j, (i, _, _) in enumerate(kept):
+            if i not in split_of:
+                replacements[names[i]] = inner.vars[j]
+                continue
+            loop, var = split_of[i]
+            outer, within = (inner.vars[j], var) if loop.inner else (var, inner.vars[j])
+            offset = ops.add(ops.mul(outer, loop.factor), within)
+            replacements[names[i]] = ops.add(bounds[i][0], offset)
+            guards.append(E.LT(*operands(offset, bounds[i][1])))
     pure = f.args()
-    new_vars = [var for _, var in pairs]
+    new_vars = [var for _, var in resolved]
     intm = Func(f"{f.name()}_intm")
     intm[(*pure, *new_vars)] = _values(reduction.identity)
     lhs = tuple(substitute(a, replacements) for a in d.args) + tuple(new_vars)
     new = [substitute(t, replacements) for t in reduction.terms]
+    if guards and _identity_is_neutral(d, new):
+        # An integer +, *, min or max: a point outside the split variable's extent adds the
+        # identity instead of being skipped, the same result as a select the vectorizer
+        # keeps in lanes and loop partitioning lifts out of all but the last vector.
+        inside = guards[0]
+        for guard in guards[1:]:
+            inside = ops.logical_and(inside, guard)
+        new = [ops.select(inside, new[0], reduction.identity[0])]
+        guards = []
     intm[lhs] = _values(reduction.combine(_elements(intm[lhs]), new))
-    if d.predicate is not None:
+    predicate = substitute(d.predicate, replacements) if d.predicate is not None else None
+    for guard in guards:
+        predicate = guard if predicate is None else ops.logical_and(predicate, guard)
+    if predicate is not None:
         # The predicate may now read the preserved RVars as pure Vars: it guards the store.
-        intm.replace_update(0, replace(intm.updates()[0], predicate=substitute(d.predicate, replacements)))
-    position = {v.name: i for i, v in enumerate(d.rdom.vars)}
-    order = sorted(pairs, key=lambda p: position[p[0].name])  # the RDom's own order: r.x innermost
-    outer_bounds = [bounds[next(i for i, v in enumerate(d.rdom.vars) if v.name == r.name)] for r, _ in order]
+        intm.replace_update(0, replace(intm.updates()[0], predicate=predicate))
+
+    def position(name: str) -> int:
+        return loops[name].index if name in loops else names.index(name)
+
+    order = sorted(resolved, key=lambda p: position(p[0]))  # the RDom's own order: r.x innermost
+
+    def merged_bounds(name: str) -> tuple[E.Expr, E.Expr]:
+        if name not in loops:
+            return bounds[names.index(name)]
+        loop = loops[name]
+        return (to_expr(0), to_expr(loop.factor) if loop.inner else _steps(bounds[loop.index][1], loop.factor))
+
     # With nothing preserved, the intermediate does the whole reduction and the merge is a
     # pure update (as in Halide).
-    outer = _rdom_named(outer_bounds, [r.name for r, _ in order], d.rdom.name) if order else None
-    merged = {r.name: outer.vars[j] for j, (r, _) in enumerate(order)} if outer is not None else {}
-    call = intm[(*pure, *(merged[r.name] for r, _ in pairs))]
+    outer = _rdom_named([merged_bounds(n) for n, _ in order], [n for n, _ in order], d.rdom.name) if order else None
+    merged = {n: outer.vars[j] for j, (n, _) in enumerate(order)} if outer is not None else {}
+    call = intm[(*pure, *(merged[n] for n, _ in resolved))]
     # f's update becomes f[pure] = combine(f[pure], intm[pure, preserved RVars]).
     merged_values = reduction.combine(_elements(f[tuple(pure)]), _elements(call))
     values = [to_expr(v) for v in merged_values]

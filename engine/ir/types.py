@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,7 +152,13 @@ def Bool() -> Type:  # noqa: N802
 
 def type_of_numpy(dtype: np.dtype) -> Type:
     """The engine type of a NumPy dtype, or ValueError for one the engine has no type for."""
-    dtype = np.dtype(dtype)
+    return _type_of_dtype(np.dtype(dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _type_of_dtype(dtype: np.dtype) -> Type:
+    """type_of_numpy, remembered per dtype: every call of a compiled pipeline asks it for each
+    array, and a dtype's name is slow to compute beside a small image's run."""
     for (code, bits), name in _NUMPY_NAMES.items():
         if dtype.name == name:
             return Type(code, bits)

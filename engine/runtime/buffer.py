@@ -145,7 +145,7 @@ def describe_array(
         )
     if output and not array.flags.writeable:
         raise InputError(f"output `{name}` is a read-only array")
-    problem = _addressing_problem(array)
+    problem = _addressing_problem(array) if array.size and _needs_checking(array) else None
     if problem is not None:
         if output:
             raise InputError(
@@ -185,6 +185,14 @@ def describe_array(
 def _dense_stride(array: np.ndarray, axis: int) -> int:
     """The stride a dense array would have along axis (used where numpy's is arbitrary)."""
     return int(np.prod(array.shape[axis + 1 :], dtype=np.int64))
+
+
+def _needs_checking(array: np.ndarray) -> bool:
+    """Whether an array may be one the generated code cannot address: a C-contiguous,
+    aligned array in native byte order never is (numpy's flags are cheap to read; a
+    per-axis check costs as much as a small image's run)."""
+    flags = array.flags
+    return not (flags.c_contiguous and flags.aligned)
 
 
 def _addressing_problem(array: np.ndarray) -> str | None:

@@ -259,6 +259,10 @@ class _Context:
                 tag = self._tag(e)
                 col = _convert(self.engine(e.args[0]), _name(e.args[0].type()), "i32")
                 row = _convert(self.engine(e.args[1]), _name(e.args[1].type()), "i32")
+                if tag.endswith("#wide"):  # a lookup table widened to 32 bits (to_engine.py)
+                    table = tag[: -len("#wide")]
+                    elem = self.lifted.buffers[self.lifted.versions[table].buffer].elem
+                    return _convert(self.read(table, row, col), elem, _name(e.type()))
                 return self.read(tag, row, col)
             args = [self.engine(a) for a in e.args]
             name = e.name

@@ -12,12 +12,21 @@ schedule follows from that:
   32-bit ones);
 - earlier versions of an output buffer: inlined into the next version (each is read at the
   pixel it computes; a buffer of the whole image and a second pass over it would cost more);
+- lookup tables (an 8-bit input indexed by pixel values): widened to 32 bits once per
+  call (to_engine.py), so that the lookups are gathers of 32-bit lanes;
 - temporaries: computed per strip of the output's rows (the rows the strip needs, halo
   included), vectorized the same way, so they stay in cache;
 - per-pixel reductions: computed per output row, vectorized across it;
+- reductions along rows (a row's sum): rfactor of the columns split by 16, so each row is
+  accumulated in 16 lanes with vectors along it, rows in parallel strips, then the lanes
+  added up;
 - whole-image reductions (a sum, a maximum): rfactor over the columns, so the rows are
-  accumulated with vectors across them, then the columns reduced;
-- scatters (histograms): the default (serial) schedule.
+  accumulated with vectors across them, then the columns reduced (16 lanes per row and rows
+  in parallel measured slower for a maximum, and no faster for a sum, on 2 cores);
+- scatters that add into an integer buffer (histograms): a partial histogram per strip of
+  image rows, strips in parallel, summed with vectors across the bins (rfactor over the
+  rows split in strips);
+  other scatters (a last write wins) keep the default (serial) schedule.
 
 Only a single 2-D output is scheduled this way; other shapes keep outputs and temporaries at
 root with rows in parallel.
@@ -35,6 +44,8 @@ if TYPE_CHECKING:
     from pixelweave.nodes.lift.to_engine import LiftedPipeline
 
 STRIP_ROWS = 8
+HISTOGRAM_ROWS = 32  # image rows per partial histogram
+ROW_LANES = 16  # lanes of the partial results of a reduction along rows
 _LANES = {8: 32, 16: 32, 32: 16, 64: 8}
 
 
@@ -51,6 +62,8 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
     outputs = [f for f in engine.outputs.values() if f.dimensions() == 2]
     strip_of: dict[str, tuple[pw.Func, pw.Var, pw.Var]] = {}
     for name, out in engine.outputs.items():
+        if out.dimensions() == 2 and out.has_update_definition():
+            _partial_histograms(out)
         if out.dimensions() != 2 or out.has_update_definition():
             continue
         col, row = out.args()
@@ -66,9 +79,14 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
     for tag, func in engine.funcs.items():
         if any(func is f for f in engine.outputs.values()):
             continue
+        if tag.endswith("#wide"):
+            func.compute_root()  # a lookup table widened to 32 bits: once per call, then gathered
+            continue
         if tag in lifted.accumulators:
             if func.dimensions() == 0:
                 _columns_then_total(func)
+            elif func.dimensions() == 1:
+                _lanes_then_total(func)
             elif func.dimensions() == 2 and single is not None:
                 out, _, within = single
                 lanes = vector_lanes(lifted.accumulators[tag].type)
@@ -90,6 +108,55 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
             func.compute_at(out, strip).vectorize(col, lanes)
         else:
             func.compute_root().parallel(row).vectorize(col, lanes)
+
+
+def _partial_histograms(func: pw.Func) -> None:
+    """A scatter that adds into an integer buffer (a histogram) as Halide's rfactor over the
+    image's rows split in strips: one partial histogram per strip of HISTOGRAM_ROWS rows, the
+    strips in parallel, then the partial histograms summed with vectors across the bins.
+    Integer addition wraps around exactly as C's, in any order, so the bins are C's. Left
+    serial where rfactor refuses (a last write, a predicated update) and for floating-point
+    sums (the order changes them)."""
+    if not func.type().is_int() and not func.type().is_uint():
+        return
+    col = func.args()[0]
+    for index, update in enumerate(func.updates()):
+        rdom = update.rdom
+        if rdom is None or len(rdom.vars) != 2:
+            continue
+        strip = pw.Var(f"{func.name()}_part{index}")
+        rows, within = pw.RVar(f"rows{index}"), pw.RVar(f"within{index}")
+        try:
+            partial = func.update(index).split(rdom.vars[1], rows, within, HISTOGRAM_ROWS).rfactor(rows, strip)
+        except pw.ScheduleError:
+            continue
+        lanes = 16
+        partial.compute_root().vectorize(partial.args()[0], lanes).parallel(strip)
+        partial.update(0).parallel(strip)
+        merge = func.update(index)
+        merge.reorder(col, func.args()[1], merge.definition.rdom.vars[0]).vectorize(
+            col, lanes, pw.TailStrategy.GUARD_WITH_IF
+        )
+
+
+def _lanes_then_total(func: pw.Func) -> None:
+    """A reduction per row along it (a row's sum) as Halide's rfactor of the split columns:
+    16 partial sums per row, one per lane, accumulated with vectors along the row (dense
+    loads; the last, partial vector guarded), rows in parallel strips, then the lanes added
+    up. Only for integers, whose wrap-around sums are the same in any order."""
+    rdom = func.updates()[0].rdom if func.updates() else None
+    if rdom is None or len(rdom.vars) != 1 or not (func.type().is_int() or func.type().is_uint()):
+        return
+    lane, step = pw.RVar("lane"), pw.RVar("step")
+    u = pw.Var("lane_v")
+    try:
+        lanes = func.update(0).split(rdom.vars[0], step, lane, ROW_LANES).rfactor(lane, u)
+    except pw.ScheduleError:
+        return
+    row = func.args()[0]
+    lanes.compute_root().reorder_storage(u, row).reorder(u, row).vectorize(u).parallel(row, STRIP_ROWS)
+    lanes.update(0).reorder(u, step, row).vectorize(u).parallel(row, STRIP_ROWS)
+    func.compute_root()
 
 
 def _columns_then_total(func: pw.Func) -> None:

@@ -381,7 +381,8 @@ def interval(e: Tree, bounds: tuple = ()) -> tuple[int, int] | None:  # noqa: C9
     if kind == "aff":
         vertices = _multilinear_interval(e, bounds)
         if vertices is not None:
-            return _fits(t, *vertices)
+            shift = _wrap_shift(t, *vertices)
+            return None if shift is None else (vertices[0] + shift, vertices[1] + shift)
         lo = hi = 0
         for m, c in e[2]:
             r = (1, 1)
@@ -395,6 +396,9 @@ def interval(e: Tree, bounds: tuple = ()) -> tuple[int, int] | None:  # noqa: C9
             hi += max(c * r[0], c * r[1])
         return _fits(t, lo, hi)
     if kind == "select":
+        difference = _absolute_difference(e, bounds)
+        if difference is not None:
+            return difference
         a, b = interval(e[3], bounds), interval(e[4], bounds)
         return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
     if kind == "bin":
@@ -433,14 +437,20 @@ def interval(e: Tree, bounds: tuple = ()) -> tuple[int, int] | None:  # noqa: C9
 _VERTEX_ATOMS = 8
 
 
-def _multilinear_interval(e: Tree, bounds: tuple) -> tuple[int, int] | None:
+def _multilinear_interval(e: Tree, bounds: tuple, depth: int = 0) -> tuple[int, int] | None:
     """Exact bounds of a sum of products in which no atom appears twice in a product (each
     atom taken as free in its own interval): such a polynomial is linear in every atom, so
     its extremes lie at corners of the box. Tighter than bounding term by term, which loses
-    that (255 - s) * (255 - d), expanded, is never negative. None when not multilinear, with
-    more than a few atoms, or an atom without bounds."""
+    that (255 - s) * (255 - d), expanded, is never negative. An atom that is a sum of products
+    converted without a change of value (a 32-bit `65535 - m` extended to 64 bits) is expanded
+    into the polynomial first, so that `b * m + d * (65535 - m)` is seen to stay within
+    65535 * 65535. None when not multilinear, with more than a few atoms, or an atom without
+    bounds. The bounds are of the polynomial's integer value, before any wrap-around."""
+    poly = _polynomial(e, bounds, depth)
+    if poly is None:
+        return None
     atoms: dict[Tree, int] = {}
-    for m, _ in e[2]:
+    for m in poly:
         if len(set(m)) != len(m):
             return None
         for atom in m:
@@ -457,7 +467,7 @@ def _multilinear_interval(e: Tree, bounds: tuple) -> tuple[int, int] | None:
     for corner in range(1 << len(ranges)):
         values = [r[(corner >> i) & 1] for i, r in enumerate(ranges)]
         total = 0
-        for m, c in e[2]:
+        for m, c in poly.items():
             term = c
             for atom in m:
                 term *= values[atoms[atom]]
@@ -465,6 +475,87 @@ def _multilinear_interval(e: Tree, bounds: tuple) -> tuple[int, int] | None:
         lo = total if lo is None else min(lo, total)
         hi = total if hi is None else max(hi, total)
     return lo, hi
+
+
+_EXPAND_DEPTH = 3
+
+
+def _polynomial(e: Tree, bounds: tuple, depth: int) -> dict[tuple, int] | None:
+    """The integer value of an aff tree as a polynomial (sorted atom tuple -> coefficient),
+    expanding atoms that are value-preserving casts of aff trees which do not wrap around."""
+    poly: dict[tuple, int] = {}
+    for m, c in e[2]:
+        term: dict[tuple, int] = {(): c}
+        for atom in m:
+            factor = _atom_polynomial(atom, bounds, depth)
+            if factor is None:
+                return None
+            product: dict[tuple, int] = {}
+            for tm, tc in term.items():
+                for fm, fc in factor.items():
+                    key = tuple(sorted(tm + fm, key=repr))
+                    product[key] = product.get(key, 0) + tc * fc
+            term = product
+        for tm, tc in term.items():
+            poly[tm] = poly.get(tm, 0) + tc
+    return {m: c for m, c in poly.items() if c != 0}
+
+
+def _atom_polynomial(atom: Tree, bounds: tuple, depth: int) -> dict[tuple, int] | None:
+    inner = atom
+    while inner[0] == "cast" and is_int(inner[1]) and is_int(type_of(inner[2])):
+        r = interval(inner[2], bounds)
+        tr = type_range(inner[1])
+        if r is None or tr is None or not (tr[0] <= r[0] and r[1] <= tr[1]):
+            break  # the conversion changes some values: the cast stays an atom
+        inner = inner[2]
+    if inner[0] == "aff" and depth < _EXPAND_DEPTH:
+        raw = _multilinear_interval(inner, bounds, depth + 1)
+        shift = None if raw is None else _wrap_shift(inner[1], *raw)
+        poly = None if shift is None else _polynomial(inner, bounds, depth + 1)
+        if poly is not None:
+            poly[()] = poly.get((), 0) + shift
+            return poly
+    if inner[0] == "const":
+        return {(): int(inner[2])}
+    return {(inner,): 1}
+
+
+def _absolute_difference(e: Tree, bounds: tuple) -> tuple[int, int] | None:
+    """Bounds of C's absolute difference `a > b ? a - b : b - a` (or with <, >=, <=): each
+    branch is taken only where it is not negative, so the value lies in [0, the widest
+    difference], though each branch alone (in unsigned arithmetic) may wrap around."""
+    cond, yes, no = e[2], e[3], e[4]
+    if cond[0] != "cmp" or cond[2] not in (">", ">=", "<", "<=") or yes[0] != "aff" or no[0] != "aff":
+        return None
+    a, b = (cond[3], cond[4]) if cond[2] in (">", ">=") else (cond[4], cond[3])
+    ra, rb = interval(a, bounds), interval(b, bounds)
+    if ra is None or rb is None or type_of(a) != e[1] or type_of(b) != e[1]:
+        return None
+    size = 1 << BITS[e[1]]
+    a_minus_b = _polynomial(("aff", e[1], (((a,), 1), ((b,), -1))), bounds, _EXPAND_DEPTH)
+    for branch, sign in ((yes, 1), (no, -1)):
+        poly = _polynomial(branch, bounds, _EXPAND_DEPTH)
+        if poly is None or a_minus_b is None:
+            return None
+        keys = set(poly) | set(a_minus_b)
+        if any((poly.get(k, 0) - sign * a_minus_b.get(k, 0)) % size for k in keys):
+            return None
+    return _fits(e[1], 0, max(ra[1] - rb[0], rb[1] - ra[0], 0))
+
+
+def _wrap_shift(t: str, lo: int, hi: int) -> int | None:
+    """What to add to integer values in [lo, hi] to get them as type t holds them: 0 when
+    they fit; for an unsigned type, a multiple of 2^bits when they all lie in one window of
+    2^bits values (a u32 sum whose constant C's wrap-around made negative); else None."""
+    tr = type_range(t)
+    if tr[0] <= lo and hi <= tr[1]:
+        return 0
+    if is_signed(t):
+        return None
+    size = 1 << BITS[t]
+    window = lo // size
+    return -window * size if hi // size == window else None
 
 
 def _fits(t: str, lo: int, hi: int) -> tuple[int, int] | None:

@@ -156,6 +156,29 @@ class _Builder:
             self.define_scatter(f, v)
         return f
 
+    def is_table_lookup(self, e: Tree) -> bool:
+        """A load from an input image of 8-bit elements at a column read from pixels (a
+        lookup table indexed by pixel values): a gather of 8-bit lanes, which vector units
+        do one lane at a time."""
+        v = self.l.versions.get(e[2])
+        if v is None or v.kind != "initial" or e[1] not in ("u8", "i8"):
+            return False
+        b = self.l.buffers[v.buffer]
+        return b.kind == "input" and b.initial == "image" and S.has_kind(e[4], ("load",))
+
+    def wide_table(self, tag: str) -> pw.Func:
+        """The table `tag` widened to 32 bits, so that lookups into it gather 32-bit lanes
+        (one instruction for 16 lanes); the value looked up is narrowed back, exactly. The
+        table is computed once per call over the entries the pixels can index."""
+        key = f"{tag}#wide"
+        if key not in self.funcs:
+            col, row = self.vars[COL], self.vars[ROW]
+            wide = pw.Func(f"{_ident(self.l.versions[tag].buffer)}_wide")
+            elem = self.l.buffers[self.l.versions[tag].buffer].elem
+            wide[col, row] = pw.cast(pw.Int(32) if S.is_signed(elem) else pw.UInt(32), self.version(tag)[col, row])
+            self.funcs[key] = wide
+        return self.funcs[key]
+
     def define_pure(self, f: pw.Func, v: Version) -> None:
         b = self.l.buffers[v.buffer]
         args = [self.vars[COL], self.vars[ROW]] + [self.var(d) for d in v.dims]
@@ -224,6 +247,10 @@ class _Builder:
             narrow = self.narrower.compare(e)
             if narrow is not None:
                 return narrow
+        if e[1] in ("i64", "u64"):
+            wide = self.narrower.wide_value(e)
+            if wide is not None:
+                return wide
         return self.plain_expr(e)
 
     def stored(self, elem: str, value: Tree) -> Any:
@@ -262,6 +289,8 @@ class _Builder:
             args = [self.expr(e[4]), self.expr(e[3])]
             if self.self_ref is not None and self.self_ref[0] == tag:
                 return self.self_ref[1][tuple(args)]
+            if self.is_table_lookup(e):
+                return pw.cast(ty, self.wide_table(tag)[tuple(args)])
             return self.version(tag)[tuple(args)]
         if kind == "func":
             name = e[2]

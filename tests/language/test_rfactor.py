@@ -189,3 +189,56 @@ def test_rfactor_preserving_every_rvar_or_none(mode):
         return {"out": f}
 
     check(build, [3])
+
+
+def _split_then_rfactor(preserve: str):
+    """A row sum and a 2-D histogram whose r.x is split by 4 (19 and 22 are not multiples of
+    it) before rfactor preserves the inner loop (lanes) or the outer one (blocks)."""
+
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        src = m.Func("src")
+        src[x, y] = m.u8((x * 37 + y * 11) % 23)
+        r = m.RDom([(2, 19), (1, 5)])
+        f = m.Func("f")
+        f[y] = m.u32(0)
+        f[y] = f[y] + m.u32(src[r.x, y + r.y])
+        hist = m.Func("hist")
+        s = m.RDom([(0, 22), (0, 6)])
+        hist[x] = m.u32(0)
+        hist[m.i32(src[s.x, s.y]) % 8] += m.u32(1)
+        u = m.Var("u")
+        rxo, rxi, sxo, sxi = m.RVar("rxo"), m.RVar("rxi"), m.RVar("sxo"), m.RVar("sxi")
+        if preserve == "inner":
+            intm = f.update(0).split(r.x, rxo, rxi, 4).rfactor(rxi, u)
+            intm.compute_root().vectorize(u).update(0).vectorize(u)
+            parts = hist.update(0).split(s.x, sxo, sxi, 4).rfactor([(sxi, u)])
+        else:
+            intm = f.update(0).split(r.x, rxo, rxi, 4).rfactor([(rxo, u)])
+            intm.compute_root().update(0).parallel(u)
+            parts = hist.update(0).split(s.x, sxo, sxi, 4).rfactor(sxo, u)
+        parts.compute_root().update(0).parallel(u)
+        out = m.Func("out")
+        out[x, y] = f[y] * m.u32(1000) + hist[x]
+        return {"out": out}
+
+    return build
+
+
+@pytest.mark.parametrize("preserve", ["inner", "outer"])
+def test_rfactor_of_a_split_rvar(preserve):
+    check(_split_then_rfactor(preserve), [8, 5])
+
+
+def test_rfactor_of_a_split_rvar_refusals():
+    x, u, v = pw.Var("x"), pw.Var("u"), pw.Var("v")
+    r = pw.RDom([(0, 10), (0, 3)])
+    f = pw.Func("f")
+    f[x] = 0
+    f[x] += r.x * r.y
+    rxo, rxi = pw.RVar("rxo"), pw.RVar("rxi")
+    stage = f.update(0).split(r.x, rxo, rxi, 4)
+    with pytest.raises(pw.ScheduleError, match="not both"):
+        stage.rfactor([(rxo, u), (rxi, v)])
+    with pytest.raises(pw.ScheduleError, match="not both"):
+        stage.rfactor([(rxi, u), (r.x, v)])

@@ -50,18 +50,26 @@ SCHEDULED = [
     ("pipelines.c", "row_buffer_blur"),  # a line buffer
     ("point.c", "swap_rb"),  # lanes that store different values
     ("sse2.c", "sse2_darken_lighten"),  # two outputs, a main loop and a tail
-    ("pipelines.c", "histogram"),  # a scatter: left serial
-    ("pipelines.c", "row_sums"),  # one row of sums: not split into strips
+    ("pipelines.c", "histogram"),  # a scatter that adds: partial histograms per strip of rows
+    ("pipelines.c", "histogram_rgba_luma"),  # the same, with a computed bin
+    ("pipelines.c", "last_position"),  # a scatter whose last write wins: left serial
+    ("pipelines.c", "row_sums"),  # sums along rows: 16 lanes per row, rows in parallel
     ("pipelines.c", "sum_image"),  # a returned value
+    ("pipelines.c", "max_image16"),  # a returned maximum
+    ("pipelines.c", "equalize_lut"),  # a lookup table widened to 32 bits, gathered
+    ("blend16.c", "blend_difference_plane16_mask"),  # 64-bit arithmetic computed in 32 bits
 ]
 
 
+@pytest.mark.parametrize("size", [(45, 19), (83, 70)], ids=["45x19", "83x70"])
 @pytest.mark.parametrize(("file", "name"), SCHEDULED, ids=lambda v: v)
-def test_lifter_schedule_computes_the_originals_bytes(file: str, name: str):
+def test_lifter_schedule_computes_the_originals_bytes(file: str, name: str, size: tuple[int, int]):
+    """Sizes that are not multiples of the vectors, the strips or the rows per partial result
+    (83 x 70: several strips of 32 rows and a partial one)."""
     path = CORPUS / file
     lift = lift_c(path, name)
     schedule_lifted(lift.engine)
-    scalars = _scalars(lift, 45, 19)
+    scalars = _scalars(lift, *size)
     buffers = allocate(lift, np.random.default_rng(5), scalars, lift.lifted.ranges)
     theirs = {k: v.copy() for k, v in buffers.items()}
     ours = {k: v.copy() for k, v in buffers.items()}
@@ -154,3 +162,37 @@ def test_lanes_that_store_different_values_or_start_past_the_row_merge_into_one_
     assert len(box.lifted.versions["dst@1"].pieces) == 1
     for lift in (swap, box):
         assert differential(lift, trials=6).held
+
+
+def test_reductions_scatters_and_tables_get_parallel_vector_schedules():
+    def nest(name: str) -> str:
+        lift = lift_c(CORPUS / "pipelines.c", name)
+        schedule_lifted(lift.engine)
+        return lift.engine.pipeline.loop_nest()
+
+    histogram = nest("histogram")
+    # partial histograms per strip of rows, in parallel, then merged with vectors across the bins
+    assert "parallel hist_v2_part0" in histogram and ".rows0:" in histogram
+    assert histogram.index("produce hist_v2_intm") < histogram.index("vectorized col.v0")
+    assert "parallel" not in nest("last_position")  # a last write wins: order matters
+    text = nest("row_sums")
+    assert "vectorized lane_v" in text and "parallel" in text and ".step:" in text
+    assert "vectorized column.column_v" in nest("sum_image")  # vectors across the columns
+    assert "store lut_wide" in nest("equalize_lut")
+    lut = lift_c(CORPUS / "pipelines.c", "equalize_lut")
+    assert "lut_wide(int32(src_edge(col, row)), 0)" in str(lut.engine.outputs["dst"].value())
+
+
+def test_64_bit_blends_of_16_bit_pixels_compute_in_32_bits():
+    for name in ("blend_multiply_plane16_mask", "blend_screen_rgb16_opacity", "blend_difference_plane16_mask"):
+        lift = lift_c(CORPUS / "blend16.c", name)
+        text = str(next(iter(lift.engine.outputs.values())).value())
+        assert "/ (uint32)65535" in text and "/ (uint64)" not in text, name
+        assert differential(lift, trials=4).held, name
+
+
+def test_a_widened_lookup_table_is_still_proved_by_z3():
+    from pixelweave.nodes.lift.prove import prove
+
+    result = prove(lift_c(CORPUS / "pipelines.c", "equalize_lut"))
+    assert result.applicable and result.held
