@@ -116,10 +116,11 @@ HALIDE_SEARCH_LIMIT_S = 120.0  # a Halide autoscheduler still searching after th
 HALIDE_TYPES = {np.uint8: ("UInt", 8), np.uint16: ("UInt", 16), np.float32: ("Float", 32)}
 
 
-def _apply_halide_autoscheduler(hl, case: str, label: str, params: dict, threads: int) -> tuple[object, float]:
-    """Build the case's algorithm in Halide with estimates and apply one autoscheduler:
-    (the pipeline, seconds the search took)."""
-    _, build, inputs, sizes, _, _ = next(c for c in app_cases(np.random.default_rng(0)) if c[0] == case)
+def _apply_halide_autoscheduler(hl, build, inputs: dict, sizes: list[int], label: str, threads: int) -> tuple:
+    """Build the algorithm in Halide with estimates and apply one autoscheduler: (the
+    pipeline, seconds the search took). The input arrays must outlive the pipeline (Halide
+    buffers wrap their memory)."""
+    params = dict(HALIDE_SCHEDULERS)[label]
     out, handles = build(hl, schedule=False)
     for key, value in inputs.items():
         handles[key].set(hl.Buffer(value) if isinstance(value, np.ndarray) else value)
@@ -139,7 +140,8 @@ def _halide_search_probe(case: str, label: str, threads: int) -> None:
     import halide as hl
 
     _load_halide_plugins(hl)
-    _, seconds = _apply_halide_autoscheduler(hl, case, label, dict(HALIDE_SCHEDULERS)[label], threads)
+    _, build, inputs, sizes, _, _ = next(c for c in app_cases(np.random.default_rng(0)) if c[0] == case)
+    _, seconds = _apply_halide_autoscheduler(hl, build, inputs, sizes, label, threads)
     print(json.dumps({"search": seconds}), flush=True)
 
 
@@ -175,7 +177,7 @@ def _halide_impls(case: str, build, inputs, sizes, dtype, threads: int) -> tuple
             why = _halide_search_finishes(case, label, threads)
             if why is None:
                 try:
-                    pipeline, search[label] = _apply_halide_autoscheduler(hl, case, label, params, threads)
+                    pipeline, search[label] = _apply_halide_autoscheduler(hl, build, inputs, sizes, label, threads)
                 except Exception as e:
                     why = f"failed: {str(e).splitlines()[0][:120]}"
             if why is not None:

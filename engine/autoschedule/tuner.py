@@ -194,7 +194,7 @@ class Tuner:
             choices.append("sliding")
         if roots:
             choices += ["parallel", "width"]
-        with_channels = [g for g in roots if len(g.root.args()) > 2]
+        with_channels = [f for f in self.pipeline.funcs if len(f.args()) > 2 and labels[id(f)] not in plan.inlined]
         if with_channels:
             choices.append("unroll")
         choices.append("lanes")
@@ -217,8 +217,8 @@ class Tuner:
             name = labels[id(self.rng.choice(roots).root)]
             return replace(overrides, serial=overrides.serial ^ {name})
         if kind == "unroll":
-            name = labels[id(self.rng.choice(with_channels).root)]
-            return replace(overrides, unroll=overrides.unroll ^ {name})
+            name = labels[id(self.rng.choice(with_channels))]
+            return replace(overrides, unroll={**overrides.unroll, name: name not in plan.unrolled})
         if kind == "sliding":
             name = labels[id(self.rng.choice(members))]
             return replace(overrides, no_sliding=overrides.no_sliding ^ {name})
