@@ -235,7 +235,7 @@ def _upsample(m: Any, f: Any, x: Any, y: Any, name: str, extra: tuple = ()) -> A
 
 
 def build_local_laplacian(
-    m: Any, vec: int = 8, levels: int = 8, pyramid_levels: int = 8, gpu: bool = False
+    m: Any, vec: int = 8, levels: int = 8, pyramid_levels: int = 8, gpu: bool = False, schedule: bool = True
 ) -> tuple[Any, dict]:
     """apps/local_laplacian: local contrast enhancement of a planar RGB u16 image with
     Gaussian and Laplacian pyramids (8 intensity levels, 8 pyramid levels). gpu=True:
@@ -290,6 +290,8 @@ def build_local_laplacian(
     color[x, y, c] = out_g_pyr[0][x, y] * (floating[x, y, c] + eps) / (gray[x, y] + eps)
     output = m.Func("local_laplacian")
     output[x, y, c] = m.cast(m.UInt(16), m.clamp(color[x, y, c], 0.0, 1.0) * 65535.0)
+    if not schedule:
+        return output, {"input": inp, "alpha": alpha, "beta": beta}
     if gpu:
         remap.compute_root()
         xi, yi = m.Var("xi"), m.Var("yi")
@@ -321,7 +323,7 @@ def build_local_laplacian(
     return output, {"input": inp, "alpha": alpha, "beta": beta}
 
 
-def build_camera_pipe(m: Any, vec: int = 16, strip: int = 32) -> tuple[Any, dict]:
+def build_camera_pipe(m: Any, vec: int = 16, strip: int = 32, schedule: bool = True) -> tuple[Any, dict]:
     """apps/camera_pipe: raw Bayer u16 -> RGB u8 (hot pixel suppression, deinterleave,
     edge-aware demosaic, colour correction, tone curve, sharpening); output cropped by
     the 32x24 border the algorithm needs. Halide's colour matrix and curve are computed
@@ -413,6 +415,8 @@ def build_camera_pipe(m: Any, vec: int = 16, strip: int = 32) -> tuple[Any, dict
     sharpened = m.cast(m.Int(32), curved[x, y, c]) + (m.cast(m.Int(32), mask) * 32) // 32
     processed = m.Func("camera_pipe")
     processed[x, y, c] = m.cast(m.UInt(8), m.clamp(sharpened, 0, 255))
+    if not schedule:
+        return processed, {"input": inp}
     # Halide's CPU schedule, in strips of rows (minus storage folding and prefetches).
     curve.compute_root()
     processed.bound(c, 0, 3).reorder(c, x, y).split(y, yo, yi, strip).parallel(yo).vectorize(x, vec)

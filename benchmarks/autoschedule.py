@@ -1,11 +1,14 @@
 """Automatic schedules against hand schedules and Halide's autoschedulers, in one run.
 
-    python -m benchmarks.autoschedule [--runs N] [--threads N] [--tune SECONDS] [--apps-only | --examples-only]
+    python -m benchmarks.autoschedule [--runs N] [--threads N] [--tune SECONDS] [--apps A,B]
+                                      [--apps-only | --examples-only]
 
 Part 1, the benchmark pipelines of benchmarks/apps.py (the same algorithms in both
 compilers): Pixelweave's analytic and tuned (--tune seconds) schedules beside Pixelweave's hand schedule (Halide's
 apps/ schedules) and, in Halide 21, the hand schedule and the Mullapudi2016, Adams2019
 (beam size 1) and Li2018 autoschedulers; with the time each scheduler took to choose.
+Each Halide autoscheduler runs first in a child process: one that fails, or is still
+searching after HALIDE_SEARCH_LIMIT_S, is reported in its cell instead of timed.
 Part 2, every bundled example document: the default schedule (every pure Func inline),
 the document's hand schedule and the analytic schedule, and the speed-up of each over
 the default. Times are the least of N alternating runs (robust on a shared machine),
@@ -50,16 +53,21 @@ def least_times(fns: dict[str, Callable[[], object]], runs: int) -> dict[str, fl
 # ---------------------------------------------------------------------------- part 1
 
 
-def app_cases(rng: np.random.Generator) -> list[tuple[str, Callable, dict, list[int], type]]:
+def app_cases(rng: np.random.Generator) -> list[tuple[str, Callable, dict, list[int], type, float]]:
+    """(name, builder, inputs, output sizes, output type, tolerance of the comparison)."""
     return [
         ("blur", apps.build_blur, {"input": rng.integers(0, 4000, (4802, 6402)).astype(np.uint16)}, [6400, 4800],
-         np.uint16),
+         np.uint16, 1e-3),
         ("unsharp", apps.build_unsharp, {"input": rng.random((3, 1536, 2560), dtype=np.float32) * 0.9 + 0.1},
-         [2560, 1536, 3], np.float32),
+         [2560, 1536, 3], np.float32, 1e-3),
         ("harris", apps.build_harris, {"input": rng.random((3, 1030, 1926), dtype=np.float32)}, [1920, 1024],
-         np.float32),
+         np.float32, 1e-3),
         ("bilateral grid", apps.build_bilateral_grid, {"input": rng.random((2560, 1536), dtype=np.float32),
-         "r_sigma": 0.1}, [1536, 2560], np.float32),
+         "r_sigma": 0.1}, [1536, 2560], np.float32, 1e-3),
+        ("local Laplacian", apps.build_local_laplacian, {"input": rng.integers(0, 65536, (3, 2560, 1536))
+         .astype(np.uint16), "alpha": 1.0, "beta": 1.0}, [1536, 2560, 3], np.uint16, 2.0),
+        ("camera pipe", apps.build_camera_pipe, {"input": rng.integers(0, 1024, (1968, 2592)).astype(np.uint16)},
+         [2560, 1920, 3], np.uint8, 1.0),
     ]  # fmt: skip
 
 
@@ -70,6 +78,16 @@ def _load_halide_plugins(hl) -> None:
         if not found:
             raise SystemExit(f"the halide package has no {name} autoscheduler in {folder}")
         hl.load_plugin(found[0])
+
+
+def _set_estimates(m, out, handles: dict, inputs: dict, sizes: list[int]) -> None:
+    """Estimates of the output, the input image and every scalar Param (its benchmark value)."""
+    rng = (lambda lo, extent: m.Range(lo, extent)) if hasattr(m, "Range") else (lambda lo, extent: (lo, extent))
+    out.set_estimates([rng(0, s) for s in sizes])
+    handles["input"].set_estimates([rng(0, s) for s in inputs["input"].shape[::-1]])
+    for name, value in inputs.items():
+        if not isinstance(value, np.ndarray):
+            handles[name].set_estimate(float(value))
 
 
 def _pixelweave_impls(build, inputs, sizes, dtype, tune_s: float) -> tuple[dict, dict, dict]:
@@ -83,8 +101,7 @@ def _pixelweave_impls(build, inputs, sizes, dtype, tune_s: float) -> tuple[dict,
         out, handles = build(pw, schedule=(label != "analytic"))  # the tuner starts from the hand schedule too
         pipeline = pw.Pipeline(out)
         if label != "hand":
-            out.set_estimates([(0, s) for s in sizes])
-            handles["input"].set_estimates([(0, s) for s in inputs["input"].shape[::-1]])
+            _set_estimates(pw, out, handles, inputs, sizes)
             options = {"budget_s": tune_s, "inputs": inputs} if label == "tune" else {}
             search[label] = auto_schedule(pipeline, method=label, **options).search_seconds
         fn = pipeline.compile()
@@ -95,81 +112,149 @@ def _pixelweave_impls(build, inputs, sizes, dtype, tune_s: float) -> tuple[dict,
     return impls, search, outputs
 
 
-def _halide_impls(build, inputs, sizes, dtype, threads: int) -> tuple[dict, dict, dict]:
+HALIDE_SEARCH_LIMIT_S = 120.0  # a Halide autoscheduler still searching after this is reported, not waited for
+HALIDE_TYPES = {np.uint8: ("UInt", 8), np.uint16: ("UInt", 16), np.float32: ("Float", 32)}
+
+
+def _apply_halide_autoscheduler(hl, build, inputs: dict, sizes: list[int], label: str, threads: int) -> tuple:
+    """Build the algorithm in Halide with estimates and apply one autoscheduler: (the
+    pipeline, seconds the search took). The input arrays must outlive the pipeline (Halide
+    buffers wrap their memory)."""
+    params = dict(HALIDE_SCHEDULERS)[label]
+    out, handles = build(hl, schedule=False)
+    for key, value in inputs.items():
+        handles[key].set(hl.Buffer(value) if isinstance(value, np.ndarray) else value)
+    _set_estimates(hl, out, handles, inputs, sizes)
+    pipeline = hl.Pipeline(out)
+    start = time.perf_counter()
+    options = {"parallelism": str(threads), **params}
+    pipeline.apply_autoscheduler(hl.get_jit_target_from_environment(), hl.AutoschedulerParams(label, options))
+    return pipeline, time.perf_counter() - start
+
+
+def _halide_search_probe(case: str, label: str, threads: int) -> None:
+    """The child process that tries one Halide autoscheduler first (so that one which
+    searches for too long can be stopped): prints its search time as JSON."""
+    import json
+
+    import halide as hl
+
+    _load_halide_plugins(hl)
+    _, build, inputs, sizes, _, _ = next(c for c in app_cases(np.random.default_rng(0)) if c[0] == case)
+    _, seconds = _apply_halide_autoscheduler(hl, build, inputs, sizes, label, threads)
+    print(json.dumps({"search": seconds}), flush=True)
+
+
+def _halide_search_finishes(case: str, label: str, threads: int) -> str | None:
+    """None if the autoscheduler finishes within the limit in a child process, else why not."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "benchmarks.autoschedule", "--halide-probe", f"{case}:{label}",
+               "--threads", str(threads)]  # fmt: skip
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=HALIDE_SEARCH_LIMIT_S, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return f"search not done in {HALIDE_SEARCH_LIMIT_S:.0f} s"
+    if done.returncode != 0 or '"search"' not in done.stdout:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        return "failed: " + (lines[-1][:120] if lines else f"exit status {done.returncode}")
+    return None
+
+
+def _halide_impls(case: str, build, inputs, sizes, dtype, threads: int) -> tuple[dict, dict, dict, dict]:
     import halide as hl
 
     target = hl.get_jit_target_from_environment()
-    impls, search, outputs = {}, {}, {}
+    impls, search, outputs, failed = {}, {}, {}, {}
     for label, params in [("hand", None), *HALIDE_SCHEDULERS]:
-        out, handles = build(hl, schedule=params is None)
-        for name, value in inputs.items():
-            handles[name].set(hl.Buffer(value) if isinstance(value, np.ndarray) else value)
-        pipeline = hl.Pipeline(out)
-        if params is not None:
-            out.set_estimates([hl.Range(0, s) for s in sizes])
-            handles["input"].set_estimates([hl.Range(0, s) for s in inputs["input"].shape[::-1]])
-            if "r_sigma" in handles:
-                handles["r_sigma"].set_estimate(float(inputs["r_sigma"]))
-            start = time.perf_counter()
-            try:
-                pipeline.apply_autoscheduler(target, hl.AutoschedulerParams(label, {"parallelism": str(threads),
-                                                                                     **params}))
-            except Exception as e:
-                print(f"  Halide {label} failed: {str(e).splitlines()[0][:120]}")
+        if params is None:
+            out, handles = build(hl, schedule=True)
+            for name, value in inputs.items():
+                handles[name].set(hl.Buffer(value) if isinstance(value, np.ndarray) else value)
+            pipeline = hl.Pipeline(out)
+        else:
+            why = _halide_search_finishes(case, label, threads)
+            if why is None:
+                try:
+                    pipeline, search[label] = _apply_halide_autoscheduler(hl, build, inputs, sizes, label, threads)
+                except Exception as e:
+                    why = f"failed: {str(e).splitlines()[0][:120]}"
+            if why is not None:
+                print(f"  Halide {label}: {why}")
+                failed[f"hl {label}"] = why
                 continue
-            search[label] = time.perf_counter() - start
-        buf = hl.Buffer(hl.UInt(16) if dtype == np.uint16 else hl.Float(32), sizes)
+        kind, bits = HALIDE_TYPES[dtype]
+        buf = hl.Buffer(getattr(hl, kind)(bits), sizes)
         try:
             pipeline.compile_jit(target)
             pipeline.realize(buf)
         except Exception as e:
             print(f"  Halide {label} schedule fails to run: {str(e).splitlines()[0][:160]}")
+            failed[f"hl {label}"] = "fails to run"
             continue
         outputs[f"hl {label}"] = np.asarray(buf)
         impls[f"hl {label}"] = lambda pipeline=pipeline, buf=buf: pipeline.realize(buf)
-    return impls, search, outputs
+    return impls, search, outputs, failed
 
 
-def run_apps(runs: int, threads: int, tune_s: float) -> list[dict]:
+def run_apps(runs: int, threads: int, tune_s: float, only: list[str] | None = None) -> list[dict]:
     import halide as hl
 
     _load_halide_plugins(hl)
     rows = []
-    for name, build, inputs, sizes, dtype in app_cases(np.random.default_rng(0)):
+    for name, build, inputs, sizes, dtype, tolerance in app_cases(np.random.default_rng(0)):
+        if only and name not in only:
+            continue
         pw_impls, pw_search, pw_out = _pixelweave_impls(build, inputs, sizes, dtype, tune_s)
-        hl_impls, hl_search, hl_out = _halide_impls(build, inputs, sizes, dtype, threads)
-        reference = pw_out["pw hand"]
-        for label, out in {**pw_out, **hl_out}.items():
-            if not np.allclose(out, reference, rtol=1e-3, atol=1e-3):
-                print(f"  {name}: {label} differs from the hand schedule's result")
+        hl_impls, hl_search, hl_out, failed = _halide_impls(name, build, inputs, sizes, dtype, threads)
+        # Each schedule against its own compiler's hand schedule; the two hand schedules
+        # against each other (the algorithms are written once, but rounding may differ).
+        hands = {"pw": pw_out["pw hand"], **({"hl": hl_out["hl hand"]} if "hl hand" in hl_out else {})}
+        checks = [(label, out, hands[label[:2]]) for label, out in {**pw_out, **hl_out}.items()]
+        checks += [("hl hand", hands["hl"], hands["pw"])] if "hl" in hands else []
+        for label, out, reference in checks:
+            got, want = np.asarray(out, np.float64), np.asarray(reference, np.float64)
+            if not np.allclose(got, want, rtol=1e-3, atol=tolerance):
+                worst = float(np.abs(got - want).max())
+                print(f"  {name}: {label} differs from the {'Pixelweave ' if label == 'hl hand' else ''}hand "
+                      f"schedule's result (by up to {worst:g})")
         times = least_times({**pw_impls, **hl_impls}, runs)
-        rows.append({"name": name, "times": times, "search": {**pw_search, **{f"hl {k}": v for k, v in
-                                                                             hl_search.items()}}})
+        rows.append({"name": name, "times": times, "failed": failed,
+                     "search": {**pw_search, **{f"hl {k}": v for k, v in hl_search.items()}}})  # fmt: skip
         print(f"  {name}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in times.items()), flush=True)
+        print("  " + apps_table(rows[-1:]).splitlines()[2], flush=True)  # its row, in case a later one fails
     return rows
 
 
 def apps_table(rows: list[dict]) -> str:
+    """The table of part 1. "analytic / Mullapudi2016" compares the schedulers through two
+    code generators; "over own hand" divides each by its compiler's hand schedule first, so
+    that a code generation gap common to every schedule (the camera pipe's) cancels."""
     columns = ["pw hand", "pw analytic", "pw tune", "hl hand", "hl Mullapudi2016", "hl Adams2019", "hl Li2018"]
     head = ["pipeline", "Pixelweave hand", "Pixelweave analytic", "Pixelweave tuned", "Halide hand",
-            "Mullapudi2016", "Adams2019 (beam 1)", "Li2018", "analytic / Mullapudi2016", "tuned / Pixelweave hand",
-            "search: analytic / Mullapudi / Adams / Li"]
+            "Mullapudi2016", "Adams2019 (beam 1)", "Li2018", "analytic / Mullapudi2016",
+            "same, each over its own hand", "tuned / Pixelweave hand", "search: analytic / Mullapudi / Adams / Li"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
-    ratios = []
+    ratios, relative = [], []
     for r in rows:
         t = r["times"]
-        cells = [f"{t[c]:.2f} ms" if c in t else "failed" for c in columns]
+        not_run = {"pw tune": "—"}
+        cells = [f"{t[c]:.2f} ms" if c in t else r.get("failed", {}).get(c, not_run.get(c, "failed")) for c in columns]
         ratio = t["pw analytic"] / t["hl Mullapudi2016"] if "hl Mullapudi2016" in t else float("nan")
+        over_hand = ratio * t["hl hand"] / t["pw hand"] if "hl hand" in t else float("nan")
         tuned = f"{t['pw tune'] / t['pw hand']:.2f}" if "pw tune" in t else "—"
         ratios.append(ratio)
+        relative.append(over_hand)
         s = r["search"]
         search = " / ".join(f"{s[k]:.2f} s" if k in s else "—" for k in
                             ("analytic", "hl Mullapudi2016", "hl Adams2019", "hl Li2018"))
-        lines.append(f"| {r['name']} | " + " | ".join(cells) + f" | {ratio:.2f} | {tuned} | {search} |")
-    finite = [x for x in ratios if x == x]
-    if finite:
-        geo = float(np.exp(np.mean(np.log(finite))))
-        lines.append(f"\ngeometric mean of analytic / Mullapudi2016: {geo:.2f}")
+        tail = f" | {ratio:.2f} | {over_hand:.2f} | {tuned} | {search} |"
+        lines.append(f"| {r['name']} | " + " | ".join(cells) + tail)
+    for label, values in (("analytic / Mullapudi2016", ratios), ("the same, each over its own hand", relative)):
+        finite = [x for x in values if x == x]
+        if finite:
+            lines.append(f"\ngeometric mean of {label}: {float(np.exp(np.mean(np.log(finite)))):.2f}")
     return "\n".join(lines)
 
 
@@ -272,7 +357,9 @@ def main() -> None:
     parser.add_argument("--tune", type=float, default=60.0, help="tuner budget per pipeline in seconds (0: no tuner)")
     parser.add_argument("--apps-only", action="store_true")
     parser.add_argument("--examples-only", action="store_true")
+    parser.add_argument("--apps", help="comma-separated pipelines of part 1 to run (default: all)")
     parser.add_argument("--example", metavar="DOC", help=argparse.SUPPRESS)  # the child process of part 2
+    parser.add_argument("--halide-probe", metavar="APP:SCHEDULER", help=argparse.SUPPRESS)  # a timed Halide search
     args = parser.parse_args()
     os.environ["PIXELWEAVE_NUM_THREADS"] = str(args.threads)
     os.environ["HL_NUM_THREADS"] = str(args.threads)
@@ -280,8 +367,13 @@ def main() -> None:
     if args.example:
         measure_example(Path(args.example), args.runs)
         return
+    if args.halide_probe:
+        case, label = args.halide_probe.rsplit(":", 1)
+        _halide_search_probe(case, label, args.threads)
+        return
     if not args.examples_only:
-        print(apps_table(run_apps(args.runs, args.threads, args.tune)), flush=True)
+        only = args.apps.split(",") if args.apps else None
+        print(apps_table(run_apps(args.runs, args.threads, args.tune, only)), flush=True)
     if not args.apps_only:
         print(examples_table(run_examples(args.runs)))
 

@@ -21,7 +21,10 @@ After Sioutas et al., "Schedule Synthesis for Halide Pipelines through Reuse Ana
    Members whose footprint advances one row per output row are computed per row and
    stored per strip (a sliding window); the others are computed per strip.
 4. Vectorize each stage's innermost storage dimension at the natural width of its type,
-   and parallelize the strips (and the outer pure dimension of updates).
+   parallelize the strips (and the outer pure dimension of updates), and unroll the small
+   (colour channel) loops of a Func whose value branches on the channel (`select(c == 0,
+   ...)`): with the channel a constant in each copy, the selects fold away and only the
+   chosen branch is computed and loaded.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from pixelweave.engine.autoschedule.machine import Machine
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.func import Func
+from pixelweave.engine.ir.visit import walk
 from pixelweave.engine.pipeline import Pipeline
 
 # Inline a Func when inlining it everywhere adds at most this many operations per point.
@@ -78,7 +82,7 @@ class Overrides:
     no_sliding: frozenset[str] = frozenset()  # members computed per strip, not per row
     lanes_scale: dict[str, float] = field(default_factory=dict)  # times the natural vector width
     serial: frozenset[str] = frozenset()  # group outputs whose strips run on one thread
-    unroll: frozenset[str] = frozenset()  # group outputs whose small (channel) loops are unrolled
+    unroll: dict[str, bool] = field(default_factory=dict)  # per computed Func: its small (channel) loops unrolled
 
 
 @dataclass
@@ -100,6 +104,7 @@ class Plan:
     inlined: list[str]
     groups: list[Group]
     directives: list[Directive]
+    unrolled: list[str] = field(default_factory=list)  # Funcs whose small (channel) loops are unrolled
 
 
 class AnalyticScheduler:
@@ -126,6 +131,7 @@ class AnalyticScheduler:
         self.group_of: dict[int, Group] = {}
         self._footprint_memo: dict[tuple, tuple[dict[int, Box], float]] = {}
         self.deep: set[int] = set()  # group outputs whose outer dimensions run inside the strips
+        self.unrolled: list[str] = []
 
     # ------------------------------------------------------------------ 1. inlining
     def _choose_inlining(self) -> None:
@@ -387,7 +393,7 @@ class AnalyticScheduler:
             lanes = self._lanes(f, columns)
             if lanes:
                 out.append(Directive(name, 0, "vectorize", (xi, lanes)))
-            if name in self.overrides.unroll:
+            if inner[1:] and self._unrolls(f, inner[1:]):
                 for small in inner[1:]:
                     i = args.index(small)
                     out.append(Directive(name, 0, "unroll", (small, int(box[i].hi - box[i].lo + 1))))
@@ -426,7 +432,35 @@ class AnalyticScheduler:
         lanes = self._lanes(m, min(box[0].hi - box[0].lo + 1, self._member_width(g, m)))
         if lanes:
             out.append(Directive(self.label(m), 0, "vectorize", (args[0], lanes)))
+        small = self._member_small_dims(g, m)
+        if small and self._unrolls(m, list(small)):
+            out += [Directive(self.label(m), 0, "unroll", (name, extent)) for name, extent in small.items()]
         return out
+
+    def _member_small_dims(self, g: Group, m: Func) -> dict[str, int]:
+        """A member's small (channel) dimensions after the second, with their extent, where
+        every tile computes the whole of them (so unrolling by that extent is exact)."""
+        if m.has_update_definition():
+            return {}
+        regions, _ = self._footprints(g, g.strip, None, g.width)
+        tile = regions.get(id(m))
+        whole = self.analysis.region(m)
+        small: dict[str, int] = {}
+        for i, a in enumerate(m.args()[2:], 2):
+            extent = int(whole[i].hi - whole[i].lo + 1)
+            if tile is None or extent > SMALL_DIM or tile[i] != whole[i]:
+                return {}
+            small[a.name] = extent
+        return small
+
+    def _unrolls(self, f: Func, small: list[str]) -> bool:
+        """Whether to unroll f's small loops: by default when f's value branches on one of
+        them (a channel compared or computed with, not only used as a coordinate)."""
+        name = self.label(f)
+        unroll = self.overrides.unroll.get(name, any(_branches_on(f, v, self.inlined) for v in small))
+        if unroll:
+            self.unrolled.append(name)
+        return unroll
 
     def _member_width(self, g: Group, m: Func) -> float:
         regions, _ = self._footprints(g, g.strip, 1, g.width)
@@ -455,7 +489,7 @@ class AnalyticScheduler:
         order = {self.label(f): i for i, f in enumerate(self.pipeline.funcs)}
         directives.sort(key=lambda d: (order[d.func], d.stage))
         inlined = [self.label(f) for f in self.pipeline.funcs if id(f) in self.inlined]
-        return Plan(inlined, groups, directives)
+        return Plan(inlined, groups, directives, sorted(self.unrolled))
 
 
 def _updates_fuse(f: Func) -> bool:
@@ -473,9 +507,31 @@ def _updates_fuse(f: Func) -> bool:
     return True
 
 
+def _branches_on(f: Func, var: str, inlined: set[int], depth: int = 0) -> bool:
+    """Whether f's pure value uses Var `var` other than as a coordinate of a call (in a
+    condition or arithmetic), so that a constant `var` simplifies the value; through the
+    Funcs inlined into it that receive `var` itself as a coordinate."""
+    stack = [(v, False) for v in f.definition().all_values()]
+    while stack:
+        e, coordinate = stack.pop()
+        if isinstance(e, E.Variable) and e.kind == "var" and e.name == var and not coordinate:
+            return True
+        if isinstance(e, E.Call) and e.call_kind in ("func", "image"):
+            if e.call_kind == "func" and id(e.target) in inlined and depth < 8:
+                params = [a.name for a in e.target.args()]
+                passed = [params[i] for i, a in enumerate(e.args) if isinstance(a, E.Variable) and a.name == var]
+                if any(_branches_on(e.target, p, inlined, depth + 1) for p in passed):
+                    return True
+            stack.extend((a, True) for a in e.args)  # coordinates; calls inside them still count
+            continue
+        stack.extend((c, coordinate) for c in e.children())
+    return False
+
+
 def _reindexes(f: Func) -> bool:
-    """Whether f's value is a single read of another Func or image (a boundary condition,
-    a crop, a transpose), possibly selected against a constant."""
+    """Whether f's value is a single read of another Func or image at coordinates computed
+    from its Vars (a boundary condition, a crop, a transpose), possibly selected against a
+    constant."""
     value = f.value()
     while isinstance(value, (E.Cast, E.Select)):
         if isinstance(value, E.Cast):
@@ -486,7 +542,11 @@ def _reindexes(f: Func) -> bool:
             if len(calls) != 1 or not any(isinstance(s, E.Const) for s in sides):
                 return False
             value = calls[0]
-    return isinstance(value, E.Call) and value.call_kind in ("func", "image")
+    if not isinstance(value, E.Call) or value.call_kind not in ("func", "image"):
+        return False
+    # Coordinates computed from the Vars alone; a coordinate read from data (a lookup table
+    # indexed by pixel values) is a gather per read, not a cheap re-indexing.
+    return not any(isinstance(n, E.Call) and n.call_kind in ("func", "image") for a in value.args for n in walk(a))
 
 
 def _fresh_name(base: str, taken: list[str]) -> str:

@@ -41,6 +41,10 @@ def bilateral_grid():
     return _fresh(apps.build_bilateral_grid, [W, H], (H, W))
 
 
+def camera_pipe():
+    return _fresh(apps.build_camera_pipe, [W, H, 3], (H + 48, W + 32))
+
+
 def column_sums():
     """A reduction: the sum of each column, then a pointwise output that reads it."""
     x, y = pw.Var("x"), pw.Var("y")
@@ -111,6 +115,8 @@ CASES = {
     "unsharp": (unsharp, [W, H, 3], lambda rng: {"input": rng.random((3, H, W), dtype=np.float32) * 0.9 + 0.1}),
     "harris": (harris, [W, H], lambda rng: {"input": rng.random((3, H + 6, W + 6), dtype=np.float32)}),
     "bilateral_grid": (bilateral_grid, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
+    "camera_pipe": (camera_pipe, [W, H, 3], lambda rng: {"input": rng.integers(0, 1024, (H + 48, W + 32))
+                                                        .astype(np.uint16)}),
     "column_sums": (column_sums, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
     "two_outputs": (two_outputs, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
     "pyramid": (pyramid, [W, H], lambda rng: {"input": rng.random((H, W), dtype=np.float32)}),
@@ -169,6 +175,25 @@ def test_unsharp_keeps_channels_inside_the_strips_and_inlines_pointwise_stages()
     auto_schedule(pipeline)
     dims = [d.name for d in out.definition().schedule.dims]
     assert dims.index("c") < dims.index("y.yi")
+
+
+def test_channel_selects_are_unrolled_and_lookup_tables_are_not_inlined():
+    """The camera pipe selects on the channel (`select(c == 0, ...)`) in deinterleaved,
+    demosaiced and corrected: their channel loops are unrolled so that each copy computes
+    one branch. curved reads the tone curve at a pixel value (a gather): it is computed in
+    the strips, not inlined into its four readers."""
+    pipeline, out, _ = camera_pipe()
+    plan = analytic_schedule(pipeline).plan
+    assert "curved" not in plan.inlined and "curve" not in plan.inlined
+    assert {"deinterleaved", "demosaiced"} <= set(plan.unrolled)
+    assert "camera_pipe" not in plan.unrolled  # reads its channel only as a coordinate
+    auto_schedule(pipeline)
+    demosaiced = next(f for f in pipeline.funcs if f.name() == "demosaiced")
+    kinds = _loop_kinds(demosaiced)  # split loops are named c.v1 (inner), c.c (outer)
+    assert {kind for name, kind in kinds.items() if name.startswith("c.")} == {ForType.UNROLLED, ForType.SERIAL}
+    assert ForType.VECTORIZED in {kind for name, kind in kinds.items() if name.startswith("x.")}
+    # unsharp's output reads its channel only as a coordinate: nothing to unroll
+    assert analytic_schedule(unsharp()[0]).plan.unrolled == []
 
 
 def test_reduction_is_computed_at_root_with_its_pure_loop_parallel():
