@@ -82,10 +82,13 @@ def clamps_of(s: Stmt) -> list[E.Expr]:
 def test_steady_state_has_no_boundary_tests():
     f, _, _ = stencil("vector")
     body = lower(pw.Pipeline(f)).lowered.body
-    # x is partitioned inside each of the three y loops
+    # x is partitioned inside y's steady state only: as in Halide, the prologue and
+    # epilogue of an outer partitioned loop keep their inner loops whole (Partition.Auto)
     assert len(loops_named(body, "f.s0.y")) == 3
     x_loops = loops_named(body, "f.s0.x.x")
-    assert len(x_loops) == 9
+    assert len(x_loops) == 5
+    for edge in (loops_named(body, "f.s0.y")[0], loops_named(body, "f.s0.y")[2]):
+        assert len(loops_named(edge, "f.s0.x.x")) == 1
     steady_y = loops_named(body, "f.s0.y")[1]
     prologue, steady, epilogue = loops_named(steady_y, "f.s0.x.x")
     assert not any(isinstance(n, IfThenElse) for n in walk_stmt(steady.body))
@@ -94,6 +97,15 @@ def test_steady_state_has_no_boundary_tests():
         # the edges keep the clamps, and no copy of the fast path the steady state runs
         assert clamps_of(tested.body) != []
         assert not any(isinstance(n, IfThenElse) for n in walk_stmt(tested.body))
+
+
+def test_always_partitions_inside_the_edges_of_outer_loops_too(rng):
+    f, _, _ = stencil("vector", pw.Partition.Always)
+    pipeline = pw.Pipeline(f)
+    body = lower(pipeline).lowered.body
+    assert len(loops_named(body, "f.s0.x.x")) == 9  # three x parts in each of the three y parts
+    image = rng.integers(-50, 50, (7, 40)).astype(np.int32)
+    compare(pipeline, [40, 7], {"input": image})
 
 
 def test_never_keeps_the_loop_whole(rng):
