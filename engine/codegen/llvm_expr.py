@@ -360,7 +360,7 @@ class ExprCodeGen:
             return self._splat(scalar, t)
         if isinstance(idx, Ramp) and stride is not None and 1 <= abs(stride) <= 4:
             return self._strided_dense_load(ref, e.buffer, idx, stride, t)
-        halved = self._halved_ramp(idx) if t.lanes % 2 == 0 else None
+        halved = self._halved_ramp(idx) if t.lanes % 2 == 0 and t.lanes >= 4 else None  # two vectors of n/2
         if halved is not None:
             return self._halved_load(ref, e.buffer, halved[0], halved[1], t)
         index64 = self._index64(self._expr(idx, hint="index"))

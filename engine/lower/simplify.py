@@ -393,6 +393,10 @@ def _simplify_min_max(e: E.Expr) -> E.Expr:
     absorbed = _absorb_offset_operand(e, a, b) if e.type() == I32 else None
     if absorbed is not None:
         return absorbed
+    if e.type() == I32:
+        for big, small in ((a, b), (b, a)):
+            if _rounded_up_at_least(big, small):
+                return small if is_min else big
     # min(x, min(x, y)) -> min(x, y); min(x, max(x, y)) -> x
     for p, q in ((a, b), (b, a)):
         if isinstance(q, (E.Min, E.Max)) and (q.a.same_as(p) or q.b.same_as(p)):
@@ -400,6 +404,41 @@ def _simplify_min_max(e: E.Expr) -> E.Expr:
                 return q
             return p
     return e
+
+
+def _rounded_up_at_least(p: E.Expr, q: E.Expr) -> bool:
+    """Whether p >= q always, where p - q = c * ((X + k) / c) - X + m for a constant c > 0
+    (then p - q >= k - c + 1 + m). A ShiftInwards split's last vector start,
+    min(lo + ((hi - lo + c) / c) * c - c, hi - c + 1), is hi - c + 1: without this rule the
+    two copies of hi - lo in it vary apart over an outer loop (a tile's region), and a
+    producer's region was widened by whole tiles."""
+    lp, lq = _linear(p), _linear(q)
+    if lp is None or lq is None:
+        return False
+    diff: dict[tuple, list] = {k: [node, coeff] for k, (node, coeff) in lp[0].items()}
+    for k, (node, coeff) in lq[0].items():
+        diff.setdefault(k, [node, 0])[1] -= coeff
+    m = lp[1] - lq[1]
+    divisions = [
+        (k, node)
+        for k, (node, coeff) in diff.items()
+        if coeff != 0 and isinstance(node, E.Div) and isinstance(node.b, E.Const) and node.b.value > 0
+        and coeff == node.b.value
+    ]  # fmt: skip
+    if len(divisions) != 1:
+        return False
+    key, division = divisions[0]
+    c = division.b.value
+    inner = _linear(division.a)
+    if inner is None:
+        return False
+    terms, k = inner
+    for name, (_, coeff) in diff.items():
+        if name != key and coeff != -(terms[name][1] if name in terms else 0):
+            return False
+    if any(coeff != 0 and name not in diff for name, (_, coeff) in terms.items()):
+        return False
+    return k - c + 1 + m >= 0
 
 
 def _shared_operand_distribution(e: E.Expr, a: E.Expr, b: E.Expr) -> E.Expr | None:

@@ -45,6 +45,15 @@ def test_half_resolution_reads_match_the_reference(width, small_i16):
     _assert_same(pipeline.compile(level="full")([width, 9], inputs), pipeline.realize_reference([width, 9], inputs))
 
 
+@pytest.mark.parametrize("vec", [2, 4, 8])
+def test_half_resolution_reads_of_narrow_vectors(vec, small_i16):
+    """Two lanes have halves of one element: such a read is a gather, not two one-element
+    "vectors" and a shuffle (which was invalid LLVM IR; the fuzzer found it)."""
+    pipeline = interleaved(vec)
+    inputs = {"input": small_i16}
+    _assert_same(pipeline.compile(level="full")([23, 9], inputs), pipeline.realize_reference([23, 9], inputs))
+
+
 @pytest.mark.parametrize("x_min", [-17, -16, -1, 3, 8])
 def test_half_resolution_reads_at_odd_and_negative_vector_bases(x_min, small_i16):
     """The vectors start at x_min + 16k (and x_min + 21 for the last): odd and negative
@@ -215,3 +224,28 @@ def test_clamps_of_a_vectorized_variable_are_partitioned(width):
     inputs = {"input": np.random.default_rng(4).random((4, 6, width + 3), dtype=np.float32)}
     ours = pipeline.compile(level="full")([width, 6, 4], inputs)
     np.testing.assert_allclose(ours, pipeline.realize_reference([width, 6, 4], inputs), rtol=1e-6)
+
+
+@pytest.mark.parametrize("tile", [64, 96, 128])
+def test_vectorized_producers_per_tile_read_no_wider_than_their_tiles(tile):
+    """Two producers computed per tile of their consumer, each vectorized 32 wide (its last
+    vector shifted inwards), the second at half resolution, over an input with no boundary
+    condition: the input need only cover what the tiles read. The region of the first was
+    widened by whole tiles (the two uses of a tile's width in the last vector's start varied
+    apart over the tiles), so this was refused at run time ("read at x = -150")."""
+    x, y, xo, yo, xi, yi = (pw.Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi"))
+    inp = pw.ImageParam(pw.Int(16), 2, "input")
+    denoised, half, out = pw.Func("denoised"), pw.Func("half"), pw.Func("out")
+    denoised[x, y] = pw.max(inp[x, y], inp[x + 2, y])
+    half[x, y] = denoised[2 * x, y] + denoised[2 * x + 1, y]
+    out[x, y] = half[x / 2, y] - half[x / 2 + 1, y]
+    out.tile(x, y, xo, yo, xi, yi, tile, 8).vectorize(xi, 32)
+    denoised.compute_at(out, xo).vectorize(x, 32)
+    half.compute_at(out, xo).vectorize(x, 32)
+    width, height = 192, 16
+    image = np.random.default_rng(5).integers(-3000, 3000, (height, width + 4)).astype(np.int16)
+    pipeline = pw.Pipeline(out)
+    _assert_same(
+        pipeline.compile()([width, height], {"input": image}),
+        pipeline.realize_reference([width, height], {"input": image}),
+    )

@@ -35,6 +35,8 @@ def evaluate(e: E.Expr, env: dict[str, int]) -> int:
         return a - b
     if isinstance(e, E.Mul):
         return a * b
+    if isinstance(e, E.Div):
+        return a // b  # floor division: Halide's for a positive divisor
     if isinstance(e, E.Min):
         return min(a, b)
     if isinstance(e, E.Max):
@@ -83,3 +85,31 @@ def test_random_min_max_trees_keep_their_value(seed):
         for _ in range(8):
             env = {n: rng.randint(-20, 20) for n in NAMES}
             assert evaluate(s, env) == evaluate(e, env), (str(e), str(s), env)
+
+
+@pytest.mark.parametrize("c", [1, 4, 32])
+def test_shift_inwards_last_vector_start_is_hi_minus_factor_plus_one(c):
+    """min(lo + ((hi - lo + c) / c) * c - c, hi - c + 1): the first operand is never the
+    smaller one, so the min is its second operand, whatever lo and hi are."""
+    lo, hi = v("lo"), v("hi")
+    rounded = E.Mul(E.Div(E.Add(E.Sub(hi, lo), k(c)), k(c)), k(c))
+    last = E.Sub(E.Add(lo, rounded), k(c))
+    assert simplify(E.Min(last, E.Sub(hi, k(c - 1)))).same_as(simplify(E.Sub(hi, k(c - 1))))
+    assert simplify(E.Max(E.Sub(hi, k(c - 1)), last)).same_as(simplify(last))
+    e = E.Min(last, E.Sub(hi, k(c - 1)))
+    for lo_value in range(-40, 40, 7):
+        for hi_value in range(lo_value - 3, lo_value + 70, 5):
+            env = {"lo": lo_value, "hi": hi_value}
+            assert evaluate(simplify(e), env) == evaluate(e, env)
+
+
+@pytest.mark.parametrize("offset", [0, -1, -5])
+def test_a_rounded_up_term_is_not_assumed_larger_than_it_is(offset):
+    """With a smaller constant the rounded term can be the smaller one: the min stays."""
+    lo, hi = v("lo"), v("hi")
+    rounded = E.Mul(E.Div(E.Add(E.Sub(hi, lo), k(8 + offset)), k(8)), k(8))
+    e = E.Min(E.Sub(E.Add(lo, rounded), k(8)), E.Sub(hi, k(7)))
+    if offset == 0:
+        assert simplify(e).same_as(simplify(E.Sub(hi, k(7))))
+    else:
+        assert isinstance(simplify(e), E.Min)
