@@ -615,13 +615,7 @@ class _KernelBuilder:
                     f"{MAX_PRIVATE_BYTES}); compute it at a finer loop level or at root"
                 )
             em.line(f"{elem} {c_name}[{count}];")
-        outer = em.buffers.get(s.name)
-        em.buffers[s.name] = (c_name, s.type.element_of())
-        body(s.body)
-        if outer is None:
-            del em.buffers[s.name]
-        else:
-            em.buffers[s.name] = outer
+        self._emit_with_buffer(s, c_name, body)
 
     def _declare_local(self, name: str, elem: str, c_name: str, count: int, nbytes: int) -> None:
         """A __local array at kernel scope, within the device's local memory (all of them together)."""
@@ -689,6 +683,11 @@ class _KernelBuilder:
                 em.line(f"__local {elem} *{c_name} = {c_name}_all + {lid} * {count};")
         else:
             raise ScheduleError(f"{where}: the OpenCL backend cannot place {memory.halide_name} memory")
+        self._emit_with_buffer(s, c_name, body)
+
+    def _emit_with_buffer(self, s: Allocate, c_name: str, body) -> None:
+        """The allocation's body, with its name bound to the C array `c_name` inside it."""
+        em = self.em
         outer = em.buffers.get(s.name)
         em.buffers[s.name] = (c_name, s.type.element_of())
         body(s.body)
@@ -756,13 +755,7 @@ class _KernelBuilder:
                 "(get_global_id(0) + get_global_size(0) * (get_global_id(1) + get_global_size(1) * get_global_id(2)))"
             )
         em.line(f"__global {memory_type(s.type)} *{c_name} = {arg} + (long){linear} * {arg}_size;")
-        outer = em.buffers.get(s.name)
-        em.buffers[s.name] = (c_name, s.type.element_of())
-        body(s.body)
-        if outer is None:
-            del em.buffers[s.name]
-        else:
-            em.buffers[s.name] = outer
+        self._emit_with_buffer(s, c_name, body)
 
     def _assert(self, s: AssertStmt) -> None:
         em = self.em

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pixelweave.engine.runtime.buffer import describe_array
+from pixelweave.engine.runtime.buffer import BufferStruct, DimensionStruct, describe_array
 from pixelweave.engine.runtime.opencl_library import opencl_link_flag
 
 import pixelweave as pw
@@ -214,32 +214,12 @@ def test_halide_static_library_for_an_opencl_target(tmp_path):
     np.testing.assert_array_equal(np.array(done.stdout.split(), np.uint8).reshape(4, 6), expected)
 
 
-class _Dimension(ctypes.Structure):
-    _fields_ = [
-        ("min", ctypes.c_int32),
-        ("extent", ctypes.c_int32),
-        ("stride", ctypes.c_int32),
-        ("flags", ctypes.c_int32),
-    ]
-
-
-class _Buffer(ctypes.Structure):
-    _fields_ = [
-        ("host", ctypes.c_void_p),
-        ("type_code", ctypes.c_int32),
-        ("type_bits", ctypes.c_int32),
-        ("dimensions", ctypes.c_int32),
-        ("flags", ctypes.c_int32),
-        ("dim", ctypes.POINTER(_Dimension)),
-    ]
-
-
 def test_a_negative_stride_is_refused_not_copied_out_of_bounds(exported, rng):
     _, out = exported
     library = _load(out)
     data = _image(rng, 8, 16)
-    flipped = (_Dimension * 2)((0, 16, 1, 0), (0, 8, -16, 0))  # rows bottom up from the last one
-    source = _Buffer(data[7:].ctypes.data, 1, 16, 2, 0, flipped)
+    flipped = (DimensionStruct * 2)((0, 16, 1, 0), (0, 8, -16, 0))  # rows bottom up from the last one
+    source = BufferStruct(data[7:].ctypes.data, 1, 16, 2, 0, flipped)
     result = np.zeros((8, 16), np.uint16)
     target = describe_array(result, name="by", type=pw.UInt(16), dimensions=2, output=True)
     assert library.blur_cl(ctypes.addressof(source), 1.0, target.address) == 3  # PW_BAD_ARGUMENT
