@@ -337,8 +337,9 @@ def outputs_match(got: np.ndarray, want: np.ndarray) -> bool:
     """Whether a candidate's output matches the reference evaluator's: to 1e-3 for floats;
     for integers to one unit, since a float intermediate close to a rounding boundary may
     round either way after compiled (float32, vector math) and reference arithmetic."""
-    atol = 1.0 if np.issubdtype(np.asarray(want).dtype, np.integer) else 1e-3
-    return bool(np.allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=1e-3, atol=atol,
+    integer = np.issubdtype(np.asarray(want).dtype, np.integer)
+    rtol, atol = (0.0, 1.0) if integer else (1e-3, 1e-3)
+    return bool(np.allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=rtol, atol=atol,
                             equal_nan=True))  # fmt: skip
 
 

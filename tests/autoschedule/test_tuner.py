@@ -178,5 +178,7 @@ def test_outputs_match_allows_one_unit_of_rounding_for_integer_outputs():
     want = np.array([100, 200, 300], np.uint16)
     assert outputs_match(np.array([101, 200, 299], np.uint16), want)
     assert not outputs_match(np.array([102, 200, 300], np.uint16), want)
+    # one unit, not a fraction of the value: 60002 is not 60000
+    assert not outputs_match(np.array([60002], np.uint16), np.array([60000], np.uint16))
     assert outputs_match(np.array([0.5, 1.0], np.float32), np.array([0.5, 1.0005], np.float32))
     assert not outputs_match(np.array([0.5, 1.0], np.float32), np.array([0.5, 1.01], np.float32))
