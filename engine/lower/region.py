@@ -23,10 +23,18 @@ Box = list[SymInterval]
 class Scope:
     """Variable intervals as a chain of bindings; a binding may be computed lazily."""
 
-    __slots__ = ("name", "parent", "thunk", "value")
+    __slots__ = ("memo", "name", "parent", "thunk", "value")
 
     def __init__(self, parent: Scope | None = None, name: str | None = None, value=None, thunk=None) -> None:
         self.parent, self.name, self.value, self.thunk = parent, name, value, thunk
+        self.memo: dict[int, SymInterval] | None = None
+
+    def interval_memo(self) -> dict[int, SymInterval]:
+        """interval_of's results in this scope by node identity, shared by every expression
+        read in it (the statements of one block index with the same subexpressions)."""
+        if self.memo is None:
+            self.memo = {}
+        return self.memo
 
     def bind(self, name: str, value: SymInterval) -> Scope:
         return Scope(self, name, value)
@@ -137,7 +145,7 @@ def box_touched(
     result: list[Box | None] = [None]
 
     def exprs_box(e: E.Expr, sc: Scope) -> None:
-        memo: dict = {}  # the calls of one expression share subtrees (the same loop variables)
+        memo = sc.interval_memo()  # the calls read in one scope share subtrees (the same loop variables)
         for node in walk(e):
             if isinstance(node, E.Call) and node.call_kind != "intrinsic" and node.name == name:
                 result[0] = union_box(result[0], [interval_of(a, sc, memo) for a in node.args])
