@@ -403,7 +403,46 @@ def _simplify_min_max(e: E.Expr) -> E.Expr:
             if type(q) is type(e):
                 return q
             return p
+    if not t.is_float():
+        # min(min(min(x, y), z), x) -> min(min(x, y), z): unions of boxes repeat an operand
+        # deep in a chain (interpolate's pyramid bounds, and their 64-bit storage checks).
+        for p, q in ((a, b), (b, a)):
+            if type(q) is type(e) and type(p) is not type(e) and _in_chain(q, p, type(e)):
+                return q
+        divided = _ordered_divisions(a, b) if t == I32 else None
+        if divided is not None:
+            return divided if is_min else (b if divided is a else a)
     return e
+
+
+MIN_MAX_CHAIN_LIMIT = 64  # operands looked at in one chain (bounds the rule's cost)
+
+
+def _in_chain(chain: E.Expr, operand: E.Expr, op: type) -> bool:
+    """Whether operand is one of the operands of the chain of `op` nodes rooted at chain."""
+    stack, seen = [chain], 0
+    while stack and seen < MIN_MAX_CHAIN_LIMIT:
+        node = stack.pop()
+        seen += 1
+        if type(node) is op:
+            stack.extend((node.b, node.a))
+        elif node.same_as(operand):
+            return True
+    return False
+
+
+def _ordered_divisions(a: E.Expr, b: E.Expr) -> E.Expr | None:
+    """Of x / c and (x + k) / c (c > 0 a constant), the one never larger: k >= 0 gives
+    x / c, since floor division by a positive constant never decreases (max(x / 2,
+    (x + 1) / 2) in the bounds of an upsampling stage is (x + 1) / 2). None if unknown."""
+    if not (isinstance(a, E.Div) and isinstance(b, E.Div)):
+        return None
+    if not (isinstance(a.b, E.Const) and isinstance(b.b, E.Const) and a.b.value == b.b.value and a.b.value > 0):
+        return None
+    d = constant_difference(a.a, b.a)
+    if d is None:
+        return None
+    return a if d <= 0 else b
 
 
 def _rounded_up_at_least(p: E.Expr, q: E.Expr) -> bool:
