@@ -73,9 +73,24 @@ def _fold_binary(e: E.BinaryOp, a: E.Const, b: E.Const) -> E.Const | None:
 
 
 def _linear(e: E.Expr) -> tuple[dict[tuple, list], int] | None:
-    """e as sum(coeff * term) + constant, for int32 Add/Sub/Mul-by-constant trees."""
+    """e as sum(coeff * term) + constant, for int32 Add/Sub/Mul-by-constant trees.
+    Remembered by structure (bounds compare the same operands pairwise many times); the
+    result is shared, so callers never modify it."""
     if e.type() != I32:
         return None
+    key = e.key()
+    hit = _linear_cache.get(key)
+    if hit is None:
+        hit = _linear_cache[key] = _linear_form(e)
+        if len(_linear_cache) > CACHE_LIMIT:
+            _linear_cache.clear()
+    return hit
+
+
+_linear_cache: dict[tuple, tuple[dict[tuple, list], int]] = {}
+
+
+def _linear_form(e: E.Expr) -> tuple[dict[tuple, list], int]:
     terms: dict[tuple, list] = {}
     total = 0
 
@@ -188,6 +203,7 @@ CACHE_LIMIT = 200_000
 
 def clear_simplify_cache() -> None:
     _cache.clear()
+    _linear_cache.clear()
 
 
 def _is_linear_node(node: E.Expr) -> bool:
@@ -407,7 +423,7 @@ def _simplify_min_max(e: E.Expr) -> E.Expr:
         # min(min(min(x, y), z), x) -> min(min(x, y), z): unions of boxes repeat an operand
         # deep in a chain (interpolate's pyramid bounds, and their 64-bit storage checks).
         for p, q in ((a, b), (b, a)):
-            if type(q) is type(e) and type(p) is not type(e) and _in_chain(q, p, type(e)):
+            if type(q) is type(e) and _covered_by_chain(p, q, type(e)):
                 return q
         divided = _ordered_divisions(a, b) if t == I32 else None
         if divided is not None:
@@ -415,20 +431,46 @@ def _simplify_min_max(e: E.Expr) -> E.Expr:
     return e
 
 
-MIN_MAX_CHAIN_LIMIT = 64  # operands looked at in one chain (bounds the rule's cost)
+MIN_MAX_CHAIN_LIMIT = 64  # operands of one chain looked at (bounds the rule's cost)
+MIN_MAX_COMPARED_LIMIT = 16  # operands compared for a constant difference
 
 
-def _in_chain(chain: E.Expr, operand: E.Expr, op: type) -> bool:
-    """Whether operand is one of the operands of the chain of `op` nodes rooted at chain."""
-    stack, seen = [chain], 0
-    while stack and seen < MIN_MAX_CHAIN_LIMIT:
+def _chain_operands(e: E.Expr, op: type) -> list[E.Expr] | None:
+    """The operands of the chain of `op` nodes rooted at e; None if there are too many."""
+    operands: list[E.Expr] = []
+    stack = [e]
+    while stack:
         node = stack.pop()
-        seen += 1
         if type(node) is op:
             stack.extend((node.b, node.a))
-        elif node.same_as(operand):
-            return True
-    return False
+        else:
+            operands.append(node)
+            if len(operands) > MIN_MAX_CHAIN_LIMIT:
+                return None
+    return operands
+
+
+def _covered_by_chain(p: E.Expr, chain: E.Expr, op: type) -> bool:
+    """Whether op(p, chain) == chain: every operand of p (of its own chain of op nodes) is
+    an operand of the chain, or (int32) a constant above one in a min (below, in a max).
+    The chain itself is kept, so subexpressions it shares with others stay shared."""
+    wanted = _chain_operands(p, op)
+    have = _chain_operands(chain, op)
+    if wanted is None or have is None:
+        return False
+    compare = len(have) <= MIN_MAX_COMPARED_LIMIT
+    for x in wanted:
+        if any(x.same_as(y) for y in have):
+            continue
+        if not (compare and x.type() == I32):
+            return False
+        for y in have:
+            d = constant_difference(x, y) if y.type() == I32 else None
+            if d is not None and (d >= 0 if op is E.Min else d <= 0):
+                break
+        else:
+            return False
+    return True
 
 
 def _ordered_divisions(a: E.Expr, b: E.Expr) -> E.Expr | None:
