@@ -6,6 +6,7 @@ from __future__ import annotations
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.visit import mutate
 from pixelweave.engine.lower.simplify import simplify
+from pixelweave.engine.lower.variable_names import VariableNames
 from pixelweave.engine.stmt import (
     AssertStmt,
     Broadcast,
@@ -33,9 +34,7 @@ class _Simplify(StmtMutator):
 
     def __init__(self) -> None:
         self.env: dict[str, E.Expr] = {}
-        # The variable names in each subexpression, by identity (the node is kept alive
-        # with its entry): expressions share subtrees, and most mention no trivial let.
-        self.names: dict[int, tuple[E.Expr, frozenset[str]]] = {}
+        self._names_in = VariableNames()  # (most subexpressions mention no trivial let)
 
     def mutate_expr(self, e: E.Expr) -> E.Expr:
         if not self.env:
@@ -50,28 +49,6 @@ class _Simplify(StmtMutator):
             return None if replacements.keys() & self._names_in(node) else node  # (node: left as it is)
 
         return simplify(mutate(e, replace))
-
-    def _names_in(self, e: E.Expr) -> frozenset[str]:
-        """Names of the Variables in e (iteratively: expressions nest deeply)."""
-        hit = self.names.get(id(e))
-        if hit is not None:
-            return hit[1]
-        stack: list[tuple[E.Expr, bool]] = [(e, False)]
-        while stack:
-            node, children_done = stack.pop()
-            if id(node) in self.names:
-                continue
-            children = node.children()
-            if not children_done and children:
-                stack.append((node, True))
-                stack.extend((c, False) for c in children if id(c) not in self.names)
-                continue
-            if isinstance(node, E.Variable):
-                found = frozenset((node.name,))
-            else:
-                found = frozenset().union(*(self.names[id(c)][1] for c in children))
-            self.names[id(node)] = (node, found)
-        return self.names[id(e)][1]
 
     def _with(self, name: str, value: E.Expr, body: Stmt) -> Stmt:
         """body mutated with name replaced by value."""
