@@ -4,8 +4,9 @@ cannot matter (asserts that always hold, loops that never run)."""
 from __future__ import annotations
 
 from pixelweave.engine.ir import expr as E
-from pixelweave.engine.ir.visit import substitute
+from pixelweave.engine.ir.visit import rebuild
 from pixelweave.engine.lower.simplify import simplify
+from pixelweave.engine.lower.variable_names import VariableNames
 from pixelweave.engine.stmt import (
     AssertStmt,
     Broadcast,
@@ -33,18 +34,48 @@ class _Simplify(StmtMutator):
 
     def __init__(self) -> None:
         self.env: dict[str, E.Expr] = {}
+        self._names_in = VariableNames()  # (most subexpressions mention no trivial let)
+        # Substituted subexpressions by (identity, state of env): the statements under one
+        # set of trivial lets share subexpressions, and each is rebuilt once for all of them.
+        self._state = 0
+        self._states = 0
+        self._substituted: dict[tuple[int, int], tuple[E.Expr, E.Expr]] = {}
 
     def mutate_expr(self, e: E.Expr) -> E.Expr:
-        return simplify(substitute(e, self.env) if self.env else e)
+        return simplify(self._substitute(e) if self.env else e)
+
+    def _substitute(self, e: E.Expr) -> E.Expr:
+        """e with the trivial lets of env substituted."""
+        key = (id(e), self._state)
+        hit = self._substituted.get(key)
+        if hit is not None and hit[0] is e:
+            return hit[1]
+        if isinstance(e, E.Variable):
+            result = self.env.get(e.name, e)
+        elif self.env.keys().isdisjoint(self._names_in(e)):
+            result = e
+        else:
+            result = rebuild(e, tuple(self._substitute(c) for c in e.children()))
+        self._substituted[key] = (e, result)
+        return result
+
+    def _enter_state(self) -> int:
+        """A new state of env (it is about to change); returns the one to restore after."""
+        outer = self._state
+        self._states += 1
+        self._state = self._states
+        return outer
 
     def _with(self, name: str, value: E.Expr, body: Stmt) -> Stmt:
         """body mutated with name replaced by value."""
         missing = object()
         saved = self.env.get(name, missing)
         self.env[name] = value
+        outer = self._enter_state()
         try:
             return self.mutate(body)
         finally:
+            self._state = outer
             if saved is missing:
                 del self.env[name]
             else:
@@ -71,9 +102,11 @@ class _Simplify(StmtMutator):
         if name not in self.env:
             return self.mutate(body)
         saved = self.env.pop(name)
+        outer = self._enter_state()
         try:
             return self.mutate(body)
         finally:
+            self._state = outer
             self.env[name] = saved
 
     def visit_AssertStmt(self, s: AssertStmt) -> Stmt:  # noqa: N802

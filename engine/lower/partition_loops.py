@@ -26,6 +26,7 @@ partition is an error, as in Halide.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -34,6 +35,7 @@ from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int
 from pixelweave.engine.ir.visit import find_variables, mutate, substitute, walk
 from pixelweave.engine.lower.simplify import as_const_int, simplify
+from pixelweave.engine.lower.variable_names import VariableNames
 from pixelweave.engine.schedule import Partition
 from pixelweave.engine.stmt import Broadcast, For, ForType, IfThenElse, LetStmt, Load, Ramp, Stmt, make_block
 from pixelweave.engine.stmt_visit import StmtMutator, stmt_exprs, walk_stmt
@@ -48,7 +50,11 @@ def partition_loops(stmt: Stmt, policies: dict[str, tuple[Partition, str]]) -> S
     loop name to its policy and a description of where it was set (for error messages);
     loops not named there are AUTO."""
     partitioner = _Partitioner(policies)
-    out = partitioner.mutate(stmt)
+    _pass_state.variable_names = VariableNames()
+    try:
+        out = partitioner.mutate(stmt)
+    finally:
+        _pass_state.variable_names = None
     for name, (policy, where) in policies.items():
         if policy == Partition.ALWAYS and name not in partitioner.partitioned:
             raise ScheduleError(
@@ -274,7 +280,15 @@ def _steady(body: Stmt, solved: dict[tuple, object]) -> Stmt:
 
 
 def _uses(e: E.Expr, names: set[str]) -> bool:
-    return any(x.name in names for x in find_variables(e))
+    known = getattr(_pass_state, "variable_names", None)
+    if known is None:
+        return any(x.name in names for x in find_variables(e))
+    return not known(e).isdisjoint(names)
+
+
+# This thread's pass's table of variable names (the editor lowers on two threads at once):
+# the solver asks again and again which variables the same tests and bounds use.
+_pass_state = threading.local()
 
 
 def _scalar(e: E.Expr) -> E.Expr | None:

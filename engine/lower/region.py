@@ -23,10 +23,18 @@ Box = list[SymInterval]
 class Scope:
     """Variable intervals as a chain of bindings; a binding may be computed lazily."""
 
-    __slots__ = ("name", "parent", "thunk", "value")
+    __slots__ = ("memo", "name", "parent", "thunk", "value")
 
     def __init__(self, parent: Scope | None = None, name: str | None = None, value=None, thunk=None) -> None:
         self.parent, self.name, self.value, self.thunk = parent, name, value, thunk
+        self.memo: dict[int, SymInterval] | None = None
+
+    def interval_memo(self) -> dict[int, SymInterval]:
+        """interval_of's results in this scope by node identity, shared by every expression
+        read in it (the statements of one block index with the same subexpressions)."""
+        if self.memo is None:
+            self.memo = {}
+        return self.memo
 
     def bind(self, name: str, value: SymInterval) -> Scope:
         return Scope(self, name, value)
@@ -60,10 +68,26 @@ def simplify_box(box: Box) -> Box:
 
 
 _names_cache: dict[int, tuple[Stmt, frozenset[str]]] = {}
+_calls_cache: dict[int, tuple[E.Expr, dict[str, list[E.Call]]]] = {}
 
 
 def clear_cache() -> None:
     _names_cache.clear()
+    _calls_cache.clear()
+
+
+def calls_by_name(e: E.Expr) -> dict[str, list[E.Call]]:
+    """The Func and image calls in e by name, in walk order (memoized: the box of every
+    Func stored around an expression is asked of it, one walk serves them all)."""
+    hit = _calls_cache.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    calls: dict[str, list[E.Call]] = {}
+    for node in walk(e):
+        if isinstance(node, E.Call) and node.call_kind != "intrinsic":
+            calls.setdefault(node.name, []).append(node)
+    _calls_cache[id(e)] = (e, calls)
+    return calls
 
 
 def names_used(s: Stmt) -> frozenset[str]:
@@ -78,9 +102,7 @@ def names_used(s: Stmt) -> frozenset[str]:
         if isinstance(c, Stmt):
             names |= names_used(c)
         else:
-            for node in walk(c):
-                if isinstance(node, E.Call) and node.call_kind != "intrinsic":
-                    names.add(node.name)
+            names.update(calls_by_name(c))
     result = frozenset(names)
     _names_cache[id(s)] = (s, result)
     return result
@@ -137,10 +159,12 @@ def box_touched(
     result: list[Box | None] = [None]
 
     def exprs_box(e: E.Expr, sc: Scope) -> None:
-        memo: dict = {}  # the calls of one expression share subtrees (the same loop variables)
-        for node in walk(e):
-            if isinstance(node, E.Call) and node.call_kind != "intrinsic" and node.name == name:
-                result[0] = union_box(result[0], [interval_of(a, sc, memo) for a in node.args])
+        calls = calls_by_name(e).get(name)
+        if not calls:
+            return
+        memo = sc.interval_memo()  # the calls read in one scope share subtrees (the same loop variables)
+        for node in calls:
+            result[0] = union_box(result[0], [interval_of(a, sc, memo) for a in node.args])
 
     def visit(s: Stmt, sc: Scope) -> None:
         if name not in names_used(s):

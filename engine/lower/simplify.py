@@ -73,9 +73,24 @@ def _fold_binary(e: E.BinaryOp, a: E.Const, b: E.Const) -> E.Const | None:
 
 
 def _linear(e: E.Expr) -> tuple[dict[tuple, list], int] | None:
-    """e as sum(coeff * term) + constant, for int32 Add/Sub/Mul-by-constant trees."""
+    """e as sum(coeff * term) + constant, for int32 Add/Sub/Mul-by-constant trees.
+    Remembered by structure (bounds compare the same operands pairwise many times); the
+    result is shared, so callers never modify it."""
     if e.type() != I32:
         return None
+    key = e.key()
+    hit = _linear_cache.get(key)
+    if hit is None:
+        hit = _linear_cache[key] = _linear_form(e)
+        if len(_linear_cache) > CACHE_LIMIT:
+            _linear_cache.clear()
+    return hit
+
+
+_linear_cache: dict[tuple, tuple[dict[tuple, list], int]] = {}
+
+
+def _linear_form(e: E.Expr) -> tuple[dict[tuple, list], int]:
     terms: dict[tuple, list] = {}
     total = 0
 
@@ -188,6 +203,7 @@ CACHE_LIMIT = 200_000
 
 def clear_simplify_cache() -> None:
     _cache.clear()
+    _linear_cache.clear()
 
 
 def _is_linear_node(node: E.Expr) -> bool:
@@ -403,7 +419,72 @@ def _simplify_min_max(e: E.Expr) -> E.Expr:
             if type(q) is type(e):
                 return q
             return p
+    if not t.is_float():
+        # min(min(min(x, y), z), x) -> min(min(x, y), z): unions of boxes repeat an operand
+        # deep in a chain (interpolate's pyramid bounds, and their 64-bit storage checks).
+        for p, q in ((a, b), (b, a)):
+            if type(q) is type(e) and _covered_by_chain(p, q, type(e)):
+                return q
+        divided = _ordered_divisions(a, b) if t == I32 else None
+        if divided is not None:
+            return divided if is_min else (b if divided is a else a)
     return e
+
+
+MIN_MAX_CHAIN_LIMIT = 64  # operands of one chain looked at (bounds the rule's cost)
+MIN_MAX_COMPARED_LIMIT = 16  # operands compared for a constant difference
+
+
+def _chain_operands(e: E.Expr, op: type) -> list[E.Expr] | None:
+    """The operands of the chain of `op` nodes rooted at e; None if there are too many."""
+    operands: list[E.Expr] = []
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if type(node) is op:
+            stack.extend((node.b, node.a))
+        else:
+            operands.append(node)
+            if len(operands) > MIN_MAX_CHAIN_LIMIT:
+                return None
+    return operands
+
+
+def _covered_by_chain(p: E.Expr, chain: E.Expr, op: type) -> bool:
+    """Whether op(p, chain) == chain: every operand of p (of its own chain of op nodes) is
+    an operand of the chain, or (int32) a constant above one in a min (below, in a max).
+    The chain itself is kept, so subexpressions it shares with others stay shared."""
+    wanted = _chain_operands(p, op)
+    have = _chain_operands(chain, op)
+    if wanted is None or have is None:
+        return False
+    compare = len(have) <= MIN_MAX_COMPARED_LIMIT
+    for x in wanted:
+        if any(x.same_as(y) for y in have):
+            continue
+        if not (compare and x.type() == I32):
+            return False
+        for y in have:
+            d = constant_difference(x, y) if y.type() == I32 else None
+            if d is not None and (d >= 0 if op is E.Min else d <= 0):
+                break
+        else:
+            return False
+    return True
+
+
+def _ordered_divisions(a: E.Expr, b: E.Expr) -> E.Expr | None:
+    """Of x / c and (x + k) / c (c > 0 a constant), the one never larger: k >= 0 gives
+    x / c, since floor division by a positive constant never decreases (max(x / 2,
+    (x + 1) / 2) in the bounds of an upsampling stage is (x + 1) / 2). None if unknown."""
+    if not (isinstance(a, E.Div) and isinstance(b, E.Div)):
+        return None
+    if not (isinstance(a.b, E.Const) and isinstance(b.b, E.Const) and a.b.value == b.b.value and a.b.value > 0):
+        return None
+    d = constant_difference(a.a, b.a)
+    if d is None:
+        return None
+    return a if d <= 0 else b
 
 
 def _rounded_up_at_least(p: E.Expr, q: E.Expr) -> bool:

@@ -113,3 +113,56 @@ def test_a_rounded_up_term_is_not_assumed_larger_than_it_is(offset):
         assert simplify(e).same_as(simplify(E.Sub(hi, k(7))))
     else:
         assert isinstance(simplify(e), E.Min)
+
+
+def count_operand(e: E.Expr, operand: E.Expr) -> int:
+    return int(e.same_as(operand)) + sum(count_operand(c, operand) for c in e.children())
+
+
+def test_an_operand_repeated_deep_in_a_chain_is_taken_once():
+    """min(min(min(min(x, y), z), x), y): the box unions of interpolate's pyramid repeat
+    operands three levels down; the simplifier keeps each once."""
+    x, y, z = v("a"), v("b"), E.Div(v("c"), k(3))
+    chain = E.Min(E.Min(E.Min(E.Min(x, y), z), x), y)
+    s = simplify(chain)
+    assert count_operand(s, x) == 1 and count_operand(s, y) == 1
+    assert simplify(E.Max(x, E.Max(z, E.Max(y, x)))).same_as(simplify(E.Max(z, E.Max(y, x))))
+    mixed = E.Min(E.Max(E.Min(x, y), z), x)  # x inside a max: not a min's operand, kept
+    assert count_operand(simplify(mixed), x) == 2
+
+
+@pytest.mark.parametrize("c", [2, 3, 8])
+def test_floor_divisions_of_offsets_are_ordered(c):
+    """x / c <= (x + k) / c for k >= 0 (floor division by a positive constant), so
+    max(x / c, (x + 1) / c) is (x + 1) / c and min(...) is x / c."""
+    x = v("a")
+    low, high = E.Div(x, k(c)), E.Div(E.Add(x, k(1)), k(c))
+    assert simplify(E.Max(low, high)).same_as(simplify(high))
+    assert simplify(E.Max(high, low)).same_as(simplify(high))
+    assert simplify(E.Min(high, low)).same_as(simplify(low))
+    other = E.Div(E.Add(v("b"), k(1)), k(c))  # no constant difference: kept
+    assert isinstance(simplify(E.Max(low, other)), E.Max)
+    different = E.Div(E.Add(x, k(1)), k(c + 1))  # another divisor: kept
+    assert isinstance(simplify(E.Min(low, different)), E.Min)
+
+
+def random_tree_with_divisions(rng: random.Random, depth: int) -> E.Expr:
+    if depth == 0 or rng.random() < 0.2:
+        leaf = v(rng.choice(NAMES))
+        offset = rng.randint(-3, 3)
+        leaf = E.Add(leaf, k(offset)) if offset else leaf
+        return E.Div(leaf, k(rng.choice([2, 3]))) if rng.random() < 0.4 else leaf
+    op = rng.choice([E.Min, E.Max, E.Min, E.Max, E.Add])
+    return op(random_tree_with_divisions(rng, depth - 1), random_tree_with_divisions(rng, depth - 1))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_trees_with_divisions_and_repeats_keep_their_value(seed):
+    rng = random.Random(100 + seed)
+    for _ in range(60):
+        e = random_tree_with_divisions(rng, 5)
+        s = simplify(e)
+        assert tree_size(s) <= tree_size(e)
+        for _ in range(8):
+            env = {n: rng.randint(-20, 20) for n in NAMES}
+            assert evaluate(s, env) == evaluate(e, env), (str(e), str(s), env)
