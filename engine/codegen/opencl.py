@@ -45,6 +45,7 @@ from pixelweave.engine.stmt import (
     LetStmt,
     Load,
     ProducerConsumer,
+    Ramp,
     Stmt,
     Store,
     make_block,
@@ -54,6 +55,7 @@ from pixelweave.engine.stmt_visit import stmt_exprs, walk_stmt
 _GPU = (ForType.GPU_BLOCK, ForType.GPU_THREAD)
 MAX_PRIVATE_BYTES = 64 * 1024  # a private array larger than this is refused (registers and stack)
 DEFAULT_THREADS = (16, 8, 1)  # work-group size per dimension when no thread loop has a constant extent
+MAX_FOLDED_NODES = 400  # a let larger than this (inlined) is left out of private index folding
 ERROR_SLOTS = 8  # the error record: [assert id + 1, up to 7 argument values]
 
 
@@ -268,6 +270,12 @@ class _KernelBuilder:
         self.constant_extents: dict[int, int] = {}  # thread loops (by id) of constant extent
         self.in_threads = False  # generating the body of a GPU thread loop nest
         self.local_bytes = 0  # __local storage declared so far
+        # Private arrays and, for folding their indices, the kernel's lets in scope as
+        # expressions of loop variables and arguments (None where too large to inline).
+        self.private_arrays: set[str] = set()
+        self.let_values: dict[str, E.Expr | None] = {}
+        self.rebinding_depth = 0  # > 0 inside a rebinding of a name in scope: folding off
+        self.em.rewrite_index = self._private_index
 
     def _fresh(self, hint: str) -> str:
         self._counter += 1
@@ -451,10 +459,13 @@ class _KernelBuilder:
             self._block_level(s.body)
         elif isinstance(s, LetStmt):
             value = em.expr(s.value)
-            em.push_scope(hide=em.lookup(s.name) is not None)
+            rebinding = em.lookup(s.name) is not None
+            em.push_scope(hide=rebinding)
             em.declare(s.name, s.value.type(), value)
             old = self._bind_interval(s.name, self._let_interval(s.value))
+            self._enter_let(s.name, s.value, rebinding)
             self._block_level(s.body)
+            self._leave_let(s.name, rebinding)
             self._restore_interval(s.name, old)
             em.pop_scope()
         elif isinstance(s, Allocate):
@@ -471,7 +482,7 @@ class _KernelBuilder:
         while isinstance(chain[-1].body, For) and chain[-1].body.for_type == ForType.GPU_THREAD and len(chain) < 3:
             chain.append(chain[-1].body)
         em = self.em
-        opened = 0
+        opened = rebound = 0
         saved: list[tuple[str, SymInterval | None]] = []
         for loop in chain:
             dim = len(chain) - 1 - chain.index(loop)
@@ -493,13 +504,17 @@ class _KernelBuilder:
             else:
                 head = f"for (int {counter} = (int)get_local_id({dim}); {counter} < {extent}; {counter} += {size})"
                 em.open_block(head)
-            em.push_scope(hide=em.lookup(loop.name) is not None)
+            rebinding = em.lookup(loop.name) is not None
+            em.push_scope(hide=rebinding)
             em.declare(loop.name, t, f"({c_type(t)})({lo} + {counter})")
             saved.append((loop.name, self._bind_interval(loop.name, self._loop_interval(loop))))
+            self.rebinding_depth += rebinding
+            rebound += rebinding
             opened += 1
         self.in_threads = True
         self._serial(chain[-1].body)
         self.in_threads = False
+        self.rebinding_depth -= rebound
         for name, old in reversed(saved):
             self._restore_interval(name, old)
         for _ in range(opened):
@@ -516,10 +531,13 @@ class _KernelBuilder:
             self._serial(s.body)
         elif isinstance(s, LetStmt):
             value = em.expr(s.value)
-            em.push_scope(hide=em.lookup(s.name) is not None)
+            rebinding = em.lookup(s.name) is not None
+            em.push_scope(hide=rebinding)
             em.declare(s.name, s.value.type(), value)
             old = self._bind_interval(s.name, self._let_interval(s.value))
+            self._enter_let(s.name, s.value, rebinding)
             self._serial(s.body)
+            self._leave_let(s.name, rebinding)
             self._restore_interval(s.name, old)
             em.pop_scope()
         elif isinstance(s, Store):
@@ -530,7 +548,7 @@ class _KernelBuilder:
                 self._vector_store(s, ref[0])
                 return
             value = em.expr(s.value)
-            index = em.expr(s.index)
+            index = em.expr(em.index_of(s.buffer, s.index))
             if s.value.type().is_bool():
                 value = f"(uchar)({value})"
             em.line(f"{ref[0]}[{index}] = {value};")
@@ -555,7 +573,7 @@ class _KernelBuilder:
         value = em.expr(s.value)
         if t.is_bool():
             value = em.vector_cast(value, t, UInt(8).with_lanes(n))  # -1/0 masks -> bytes 1/0
-        base = dense_base(s.index)
+        base = dense_base(em.index_of(s.buffer, s.index))
         if base is not None:
             em.line(f"vstore{n}({value}, 0, {pointer} + {em.expr(base)});")
             return
@@ -570,10 +588,13 @@ class _KernelBuilder:
         ct = c_type(t)
         counter = self._fresh("i")
         em.open_block(f"for ({ct} {counter} = 0; {counter} < {extent}; {counter}++)")
-        em.push_scope(hide=em.lookup(s.name) is not None)
+        rebinding = em.lookup(s.name) is not None
+        em.push_scope(hide=rebinding)
         em.declare(s.name, t, f"({ct})({lo} + {counter})")
         old = self._bind_interval(s.name, self._loop_interval(s))
+        self.rebinding_depth += rebinding
         body(s.body)
+        self.rebinding_depth -= rebinding
         self._restore_interval(s.name, old)
         em.pop_scope()
         em.close_block()
@@ -615,6 +636,7 @@ class _KernelBuilder:
                     f"{MAX_PRIVATE_BYTES}); compute it at a finer loop level or at root"
                 )
             em.line(f"{elem} {c_name}[{count}];")
+            self.private_arrays.add(s.name)
         self._emit_with_buffer(s, c_name, body)
 
     def _declare_local(self, name: str, elem: str, c_name: str, count: int, nbytes: int) -> None:
@@ -662,6 +684,7 @@ class _KernelBuilder:
                     "compute it at a finer loop level or use MemoryType.Heap"
                 )
             em.line(f"{elem} {c_name}[{count}];")
+            self.private_arrays.add(s.name)
         elif memory is MemoryType.GPU_SHARED:
             if not self.threaded:
                 raise ScheduleError(
@@ -703,6 +726,41 @@ class _KernelBuilder:
         hi = self._interval(size).hi
         hi = simplify(hi) if hi is not None else None
         return max(int(hi.value), 1) if isinstance(hi, E.Const) else None
+
+    # ------------------------------------------------------------------ private array indices
+    def _enter_let(self, name: str, value: E.Expr, rebinding: bool) -> None:
+        """Remember a let's value in terms of loop variables and arguments (for folding
+        private array indices); a rebinding of a name in scope turns folding off inside it."""
+        self.rebinding_depth += rebinding
+        self.let_values[name] = None
+        if rebinding or value.type().lanes != 1 or value.type().is_float():
+            return
+        known = {k: v for k, v in self.let_values.items() if v is not None}
+        expanded = substitute(value, known)
+        if _dag_size(expanded, MAX_FOLDED_NODES) <= MAX_FOLDED_NODES and not _reads_memory(expanded):
+            self.let_values[name] = expanded
+
+    def _leave_let(self, name: str, rebinding: bool) -> None:
+        self.rebinding_depth -= rebinding
+        self.let_values.pop(name, None)
+
+    def _private_index(self, buffer: str, index: E.Expr) -> E.Expr:
+        """A private array's index as a constant where the kernel's lets make it one (per
+        lane for a dense vector): OpenCL compilers keep a private array in registers only
+        when every access to it has a constant index, as Halide's simplified indices have;
+        otherwise the array lives in memory, per work-item, and work-items vectorized
+        together read it with gathers."""
+        if buffer not in self.private_arrays or self.rebinding_depth:
+            return index
+        base = dense_base(index)
+        scalar = index if index.type().lanes == 1 else base
+        if scalar is None:
+            return index
+        known = {k: v for k, v in self.let_values.items() if v is not None}
+        folded = simplify(substitute(scalar, known))
+        if not isinstance(folded, E.Const):
+            return index
+        return folded if scalar is index else Ramp(folded, E.Const(folded.type(), 1), index.type().lanes)
 
     # ------------------------------------------------------------------ ranges of kernel variables
     def _interval(self, e: E.Expr) -> SymInterval:
@@ -769,6 +827,24 @@ class _KernelBuilder:
             em.line(f"pw_error[{k + 1}] = (int){a};")
         em.close_block()
         em.close_block()
+
+
+def _dag_size(e: E.Expr, limit: int) -> int:
+    """The number of distinct nodes of e, counting stops past limit."""
+    seen: set[int] = set()
+    todo = [e]
+    while todo and len(seen) <= limit:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        todo.extend(node.children())
+    return len(seen)
+
+
+def _reads_memory(e: E.Expr) -> bool:
+    """Whether e loads (a value that may differ where an index using it is folded)."""
+    return any(isinstance(n, Load) for n in walk(e))
 
 
 def _product(values) -> int:

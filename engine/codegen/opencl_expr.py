@@ -199,6 +199,13 @@ class ExprEmitter(VectorExprs):
         self.uses_double = False
         self.keep: list[E.Expr] = []
         self._memo_marks: list[int] = []
+        # An index rewrite per buffer (the kernel builder folds the indices of private
+        # arrays to constants, so the OpenCL compiler keeps those arrays in registers).
+        self.rewrite_index: Callable[[str, E.Expr], E.Expr] | None = None
+
+    def index_of(self, buffer: str, index: E.Expr) -> E.Expr:
+        """The index of an access to buffer as it is emitted (rewritten where the builder asks)."""
+        return index if self.rewrite_index is None else self.rewrite_index(buffer, index)
 
     # ------------------------------------------------------------------ output and scopes
     def line(self, text: str) -> None:
@@ -335,7 +342,7 @@ class ExprEmitter(VectorExprs):
         ref = self.buffers.get(e.buffer)
         if ref is None:
             raise CompileError(f"buffer `{e.buffer}` is not an argument or an allocation of the OpenCL kernel")
-        index = self.expr(e.index)
+        index = self.expr(self.index_of(e.buffer, e.index))
         if e.type().is_bool():
             return f"{ref[0]}[{index}] != 0"
         return f"{ref[0]}[{index}]"

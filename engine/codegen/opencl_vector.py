@@ -248,7 +248,7 @@ class VectorExprs:
         p = ref[0]
         n = t.lanes
         memory = f"uchar{n}" if t.is_bool() else vector_c_type(t)
-        index = e.index
+        index = self.index_of(e.buffer, e.index)
         if isinstance(index, Broadcast):
             raw = f"({memory})({p}[{self.expr(index.value)}])"
         elif dense_base(index) is not None:
