@@ -548,7 +548,7 @@ class _KernelBuilder:
                 self._vector_store(s, ref[0])
                 return
             value = em.expr(s.value)
-            index = em.expr(em.index_of(s.buffer, s.index))
+            index = em.index(em.index_of(s.buffer, s.index))
             if s.value.type().is_bool():
                 value = f"(uchar)({value})"
             em.line(f"{ref[0]}[{index}] = {value};")
@@ -575,9 +575,9 @@ class _KernelBuilder:
             value = em.vector_cast(value, t, UInt(8).with_lanes(n))  # -1/0 masks -> bytes 1/0
         base = dense_base(em.index_of(s.buffer, s.index))
         if base is not None:
-            em.line(f"vstore{n}({value}, 0, {pointer} + {em.expr(base)});")
+            em.line(f"vstore{n}({value}, 0, {pointer} + {em.index(base)});")
             return
-        index = em.expr(s.index)
+        index = em.index(s.index)
         for k in range(n):
             em.line(f"{pointer}[{lane(index, k)}] = {lane(value, k)};")
 

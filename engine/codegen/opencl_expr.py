@@ -53,6 +53,9 @@ _UNARY_MATH = {
     "trunc": "trunc",
 }
 
+# The operations through which an index's arithmetic is emitted as index arithmetic.
+_INDEX_ARITHMETIC = (E.Add, E.Sub, E.Mul, E.Min, E.Max, Ramp, Broadcast)
+
 _COMPARE = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
 
 
@@ -202,6 +205,21 @@ class ExprEmitter(VectorExprs):
         # An index rewrite per buffer (the kernel builder folds the indices of private
         # arrays to constants, so the OpenCL compiler keeps those arrays in registers).
         self.rewrite_index: Callable[[str, E.Expr], E.Expr] | None = None
+        # Emitting an address: 32-bit signed +, -, * as C's signed operations (see index()).
+        self.index_mode = False
+
+    def index(self, e: E.Expr) -> str:
+        """An index expression of a load or store. Its 32-bit signed additions, subtractions
+        and multiplications (down through min and max) are C's signed operations, as in
+        Halide's OpenCL code: a wrapped index would be out of bounds, which bounds
+        inference rules out, and with no-overflow arithmetic the OpenCL compiler sees that
+        neighbouring work-items access neighbouring elements (vector loads and stores
+        where wrapping arithmetic gives gathers)."""
+        saved, self.index_mode = self.index_mode, True
+        try:
+            return self.expr(e)
+        finally:
+            self.index_mode = saved
 
     def index_of(self, buffer: str, index: E.Expr) -> E.Expr:
         """The index of an access to buffer as it is emitted (rewritten where the builder asks)."""
@@ -249,7 +267,7 @@ class ExprEmitter(VectorExprs):
         return c_name
 
     def _memo_get(self, e: E.Expr) -> str | None:
-        key = id(e)
+        key = 2 * id(e) + self.index_mode
         for layer in reversed(self.memo):
             if layer is None:
                 return None
@@ -263,7 +281,7 @@ class ExprEmitter(VectorExprs):
         self.line(f"{c_type(t)} {name} = {text};")
         layer = self.memo[-1]
         if layer is not None:
-            layer[id(e)] = name
+            layer[2 * id(e) + self.index_mode] = name
             self.keep.append(e)  # ids stay valid while the node lives
         return name
 
@@ -279,6 +297,12 @@ class ExprEmitter(VectorExprs):
             if name is None:
                 raise CompileError(f"variable `{e.name}` is not bound in the OpenCL kernel")
             return name
+        if self.index_mode and not isinstance(e, _INDEX_ARITHMETIC):
+            self.index_mode = False  # an index's operands other than its arithmetic are values
+            try:
+                return self.expr(e)
+            finally:
+                self.index_mode = True
         hit = self._memo_get(e)
         if hit is not None:
             return hit
@@ -290,8 +314,7 @@ class ExprEmitter(VectorExprs):
                 return self.expr(e.body)
             finally:
                 self.pop_scope()
-        text = self._compute(e, t)
-        return self._temp(e, t, text)
+        return self._temp(e, t, self._compute(e, t))
 
     def _compute(self, e: E.Expr, t: Type) -> str:
         if t.lanes != 1 or isinstance(e, (Ramp, Broadcast)):
@@ -307,6 +330,8 @@ class ExprEmitter(VectorExprs):
             if t.is_bool():
                 u = "uint"
                 return f"(({u}){a} {op} ({u}){b}) & 1u"
+            if self.index_mode and t.is_int() and t.bits == 32:
+                return f"{a} {op} {b}"
             u = _unsigned_work_type(t)
             return f"({ct})(({u}){a} {op} ({u}){b})"
         if isinstance(e, (E.Div, E.Mod)):
@@ -342,7 +367,7 @@ class ExprEmitter(VectorExprs):
         ref = self.buffers.get(e.buffer)
         if ref is None:
             raise CompileError(f"buffer `{e.buffer}` is not an argument or an allocation of the OpenCL kernel")
-        index = self.expr(self.index_of(e.buffer, e.index))
+        index = self.index(self.index_of(e.buffer, e.index))
         if e.type().is_bool():
             return f"{ref[0]}[{index}] != 0"
         return f"{ref[0]}[{index}]"

@@ -250,11 +250,11 @@ class VectorExprs:
         memory = f"uchar{n}" if t.is_bool() else vector_c_type(t)
         index = self.index_of(e.buffer, e.index)
         if isinstance(index, Broadcast):
-            raw = f"({memory})({p}[{self.expr(index.value)}])"
+            raw = f"({memory})({p}[{self.index(index.value)}])"
         elif dense_base(index) is not None:
-            raw = f"vload{n}(0, {p} + {self.expr(dense_base(index))})"
+            raw = f"vload{n}(0, {p} + {self.index(dense_base(index))})"
         else:
-            idx = self.expr(index)
+            idx = self.index(index)
             raw = f"({memory})({', '.join(f'{p}[{lane(idx, k)}]' for k in range(n))})"
         if t.is_bool():
             return f"{raw} != (uchar{n})0"
