@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pixelweave.engine.codegen.opencl_expr import ExprEmitter, c_literal, c_type, memory_type, sanitize
+from pixelweave.engine.codegen.opencl_indices import index_only_lets
 from pixelweave.engine.codegen.opencl_vector import dense_base, lane
 from pixelweave.engine.errors import CompileError, ScheduleError
 from pixelweave.engine.ir import expr as E
@@ -276,6 +277,7 @@ class _KernelBuilder:
         self.let_values: dict[str, E.Expr | None] = {}
         self.rebinding_depth = 0  # > 0 inside a rebinding of a name in scope: folding off
         self.em.rewrite_index = self._private_index
+        self.index_lets = index_only_lets(root)  # lets computed as address arithmetic
 
     def _fresh(self, hint: str) -> str:
         self._counter += 1
@@ -458,7 +460,7 @@ class _KernelBuilder:
         elif isinstance(s, ProducerConsumer):
             self._block_level(s.body)
         elif isinstance(s, LetStmt):
-            value = em.expr(s.value)
+            value = em.index(s.value) if s.name in self.index_lets else em.expr(s.value)
             rebinding = em.lookup(s.name) is not None
             em.push_scope(hide=rebinding)
             em.declare(s.name, s.value.type(), value)
@@ -530,7 +532,7 @@ class _KernelBuilder:
         elif isinstance(s, ProducerConsumer):
             self._serial(s.body)
         elif isinstance(s, LetStmt):
-            value = em.expr(s.value)
+            value = em.index(s.value) if s.name in self.index_lets else em.expr(s.value)
             rebinding = em.lookup(s.name) is not None
             em.push_scope(hide=rebinding)
             em.declare(s.name, s.value.type(), value)

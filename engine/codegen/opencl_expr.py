@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable
 
+from pixelweave.engine.codegen.opencl_indices import INDEX_ARITHMETIC
 from pixelweave.engine.codegen.opencl_vector import VectorExprs, vector_c_type
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
@@ -53,8 +54,6 @@ _UNARY_MATH = {
     "trunc": "trunc",
 }
 
-# The operations through which an index's arithmetic is emitted as index arithmetic.
-_INDEX_ARITHMETIC = (E.Add, E.Sub, E.Mul, E.Min, E.Max, Ramp, Broadcast)
 
 _COMPARE = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
 
@@ -297,7 +296,7 @@ class ExprEmitter(VectorExprs):
             if name is None:
                 raise CompileError(f"variable `{e.name}` is not bound in the OpenCL kernel")
             return name
-        if self.index_mode and not isinstance(e, _INDEX_ARITHMETIC):
+        if self.index_mode and not isinstance(e, INDEX_ARITHMETIC):
             self.index_mode = False  # an index's operands other than its arithmetic are values
             try:
                 return self.expr(e)
