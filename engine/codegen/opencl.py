@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from pixelweave.engine.codegen.opencl_expr import ExprEmitter, c_literal, c_type, memory_type, sanitize
 from pixelweave.engine.codegen.opencl_indices import index_only_lets
+from pixelweave.engine.codegen.opencl_pure_loops import spread_pure_loops
 from pixelweave.engine.codegen.opencl_vector import dense_base, lane
 from pixelweave.engine.errors import CompileError, ScheduleError
 from pixelweave.engine.ir import expr as E
@@ -201,6 +202,9 @@ class _Generator:
             return For(s.name, s.min, s.extent, ForType.SERIAL, self.host(s.body, func))
         if gpu:
             raise CompileError(f"the OpenCL backend cannot run {type(s).__name__} around the GPU loops of `{func}`")
+        spread = spread_pure_loops(s)  # a pure definition's loops: across work-items
+        if spread is not None:
+            return KernelLaunch(self.kernel(spread, func))
         return KernelLaunch(self.kernel(s, func))  # serial code with effects: one work-item on the device
 
     def _check_device_buffer(self, s: Allocate) -> None:
@@ -278,6 +282,9 @@ class _KernelBuilder:
         self.rebinding_depth = 0  # > 0 inside a rebinding of a name in scope: folding off
         self.em.rewrite_index = self._private_index
         self.index_lets = index_only_lets(root)  # lets computed as address arithmetic
+        # ranges of the loop variables in scope, in terms of lets' values (for decide_min_max)
+        self.loop_ranges: dict[str, SymInterval] = {}
+        self.em.decide_min_max = self._decide_min_max
 
     def _fresh(self, hint: str) -> str:
         self._counter += 1
@@ -486,6 +493,7 @@ class _KernelBuilder:
         em = self.em
         opened = rebound = 0
         saved: list[tuple[str, SymInterval | None]] = []
+        ranges: list[tuple[str, SymInterval | None]] = []
         for loop in chain:
             dim = len(chain) - 1 - chain.index(loop)
             if dim >= len(self.local_size):
@@ -510,6 +518,7 @@ class _KernelBuilder:
             em.push_scope(hide=rebinding)
             em.declare(loop.name, t, f"({c_type(t)})({lo} + {counter})")
             saved.append((loop.name, self._bind_interval(loop.name, self._loop_interval(loop))))
+            ranges.append((loop.name, self._bind_range(loop, const_extent)))
             self.rebinding_depth += rebinding
             rebound += rebinding
             opened += 1
@@ -517,6 +526,8 @@ class _KernelBuilder:
         self._serial(chain[-1].body)
         self.in_threads = False
         self.rebinding_depth -= rebound
+        for name, old in reversed(ranges):
+            self._restore_range(name, old)
         for name, old in reversed(saved):
             self._restore_interval(name, old)
         for _ in range(opened):
@@ -584,6 +595,9 @@ class _KernelBuilder:
             em.line(f"{pointer}[{lane(index, k)}] = {lane(value, k)};")
 
     def _for(self, s: For, body) -> None:
+        if self._single_iteration(s):  # a let: no loop for the compiler to remove first
+            body(LetStmt(s.name, s.min, s.body))
+            return
         em = self.em
         lo, extent = em.expr(s.min), em.expr(s.extent)
         t = s.min.type()
@@ -594,9 +608,11 @@ class _KernelBuilder:
         em.push_scope(hide=rebinding)
         em.declare(s.name, t, f"({ct})({lo} + {counter})")
         old = self._bind_interval(s.name, self._loop_interval(s))
+        old_range = self._bind_range(s, None)
         self.rebinding_depth += rebinding
         body(s.body)
         self.rebinding_depth -= rebinding
+        self._restore_range(s.name, old_range)
         self._restore_interval(s.name, old)
         em.pop_scope()
         em.close_block()
@@ -745,6 +761,57 @@ class _KernelBuilder:
     def _leave_let(self, name: str, rebinding: bool) -> None:
         self.rebinding_depth -= rebinding
         self.let_values.pop(name, None)
+
+    def _known_lets(self) -> dict[str, E.Expr]:
+        return {k: v for k, v in self.let_values.items() if v is not None}
+
+    def _bind_range(self, loop: For, const_extent: int | None) -> SymInterval | None:
+        """Record the loop variable's range (min to min + extent - 1, the extent constant:
+        the thread loop's, or the loop's own once lets are substituted); the old one back."""
+        old = self.loop_ranges.pop(loop.name, None)
+        known = self._known_lets()
+        extent = const_extent
+        if extent is None:
+            folded = simplify(substitute(loop.extent, known))
+            extent = int(folded.value) if isinstance(folded, E.Const) else None
+        if extent is not None and extent >= 1 and not self.rebinding_depth:
+            lo = simplify(substitute(loop.min, known))
+            self.loop_ranges[loop.name] = SymInterval(lo, simplify(E.Add(lo, E.Const(lo.type(), extent - 1))))
+        return old
+
+    def _restore_range(self, name: str, old: SymInterval | None) -> None:
+        self.loop_ranges.pop(name, None)
+        if old is not None:
+            self.loop_ranges[name] = old
+
+    def _decide_min_max(self, e: E.Expr) -> E.Expr | None:
+        """The operand of a min or max in an address that every work-item takes, proved
+        from the lets and the loop ranges in scope (Halide's simplifier drops such clamps,
+        e.g. a tile's shift inwards that no work-item of an even tile reaches); None if
+        unproved. Only addresses ask: their arithmetic is exact (no wrapping)."""
+        if self.rebinding_depth or e.type() != E.Const(e.type(), 0).type() or e.type().lanes != 1:
+            return None
+        if not e.type().is_int() or e.type().bits != 32:
+            return None
+        difference = simplify(substitute(E.Sub(e.a, e.b), self._known_lets()))
+        if any(isinstance(n, Load) for n in walk(difference)):
+            return None
+        span = interval_of(difference, self.loop_ranges)
+        hi = simplify(span.hi) if span.hi is not None else None
+        lo = simplify(span.lo) if span.lo is not None else None
+        a_first = isinstance(hi, E.Const) and int(hi.value) <= 0  # a <= b everywhere
+        b_first = isinstance(lo, E.Const) and int(lo.value) >= 0  # a >= b everywhere
+        if isinstance(e, E.Min):
+            return e.a if a_first else e.b if b_first else None
+        return e.b if a_first else e.a if b_first else None
+
+    def _single_iteration(self, loop: For) -> bool:
+        """Whether the kernel's lets make the loop's extent 1 (a Func computed per point
+        at a loop of its consumer, as `ratio` in unsharp: the region's max is its min)."""
+        if self.rebinding_depth:
+            return False
+        extent = simplify(substitute(loop.extent, self._known_lets()))
+        return isinstance(extent, E.Const) and int(extent.value) == 1
 
     def _private_index(self, buffer: str, index: E.Expr) -> E.Expr:
         """A private array's index as a constant where the kernel's lets make it one (per

@@ -206,6 +206,9 @@ class ExprEmitter(VectorExprs):
         self.rewrite_index: Callable[[str, E.Expr], E.Expr] | None = None
         # Emitting an address: 32-bit signed +, -, * as C's signed operations (see index()).
         self.index_mode = False
+        # In an address, the operand a min or max always takes where the kernel builder
+        # can prove it (a tile's clamp that no work-item reaches), else None.
+        self.decide_min_max: Callable[[E.Expr], E.Expr | None] | None = None
 
     def index(self, e: E.Expr) -> str:
         """An index expression of a load or store. Its 32-bit signed additions, subtractions
@@ -342,6 +345,9 @@ class ExprEmitter(VectorExprs):
                 return fast
             return f"{self._helper('div' if isinstance(e, E.Div) else 'mod', t)}({a}, {b})"
         if isinstance(e, (E.Min, E.Max)):
+            chosen = self.decide_min_max(e) if self.index_mode and self.decide_min_max is not None else None
+            if chosen is not None:
+                return self.expr(chosen)
             a, b = self.expr(e.a), self.expr(e.b)
             op = "<" if isinstance(e, E.Min) else ">"
             return f"{a} {op} {b} ? {a} : {b}"  # NaN in a gives b, as Halide's min and max

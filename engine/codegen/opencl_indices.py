@@ -10,8 +10,6 @@ is what lets the OpenCL compiler see consecutive accesses across work-items.
 
 from __future__ import annotations
 
-from collections import Counter
-
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.stmt import Broadcast, LetStmt, Load, Ramp, Stmt, Store
 from pixelweave.engine.stmt_visit import walk_stmt
@@ -23,13 +21,15 @@ INDEX_ARITHMETIC = (E.Add, E.Sub, E.Mul, E.Min, E.Max, Ramp, Broadcast)
 def index_only_lets(root: Stmt) -> set[str]:
     """The names of the LetStmts in root whose value is used only as address arithmetic:
     reached from a load or store index (or from another such let's value) through
-    +, -, *, min and max alone. A name bound more than once, or also by a Let
-    expression, or never used, is left out."""
-    bindings: Counter[str] = Counter()
+    +, -, *, min and max alone. The analysis is by name: every binding of a name (an
+    unrolled loop binds its variables once per copy) is address arithmetic or none is. A
+    name also bound by a Let expression, bound to a value other than an int32, or never
+    used, is left out."""
+    excluded: set[str] = set()  # bound by a Let expression, or to a value other than an int32
     # uses[name] = owners: None for an address use, "" for a value use, a let's name for
     # a use at the top of that let's value (an address use if that let is one)
     uses: dict[str, set[str | None]] = {}
-    values: dict[str, E.Expr] = {}
+    lets: set[str] = set()
 
     def visit(e: E.Expr, in_index: bool, owner: str | None, seen: set[tuple[int, bool, str | None]]) -> None:
         key = (id(e), in_index, owner)
@@ -40,7 +40,7 @@ def index_only_lets(root: Stmt) -> set[str]:
             uses.setdefault(e.name, set()).add(owner if in_index else "")
             return
         if isinstance(e, E.Let):
-            bindings[e.name] += 2  # never index-only
+            excluded.add(e.name)
         if isinstance(e, Load):
             visit(e.index, True, None, seen)
             return
@@ -54,18 +54,16 @@ def index_only_lets(root: Stmt) -> set[str]:
             visit(s.index, True, None, seen)
             visit(s.value, False, None, seen)
         elif isinstance(s, LetStmt):
-            bindings[s.name] += 1
-            values[s.name] = s.value
+            lets.add(s.name)
+            t = s.value.type()
+            if not (t.is_int() and t.bits == 32 and t.lanes == 1):
+                excluded.add(s.name)
             visit(s.value, True, s.name, seen)
         else:
             for c in s.children():
                 if isinstance(c, E.Expr):
                     visit(c, False, None, seen)
-    candidates = {
-        name
-        for name, value in values.items()
-        if bindings[name] == 1 and value.type().is_int() and value.type().bits == 32 and value.type().lanes == 1
-    }
+    candidates = lets - excluded
     changed = True
     while changed:
         changed = False
