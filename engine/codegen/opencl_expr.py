@@ -209,6 +209,9 @@ class ExprEmitter(VectorExprs):
         # In an address, the operand a min or max always takes where the kernel builder
         # can prove it (a tile's clamp that no work-item reaches), else None.
         self.decide_min_max: Callable[[E.Expr], E.Expr | None] | None = None
+        # Whether a dense vector of n lanes at an index of a C array is an aligned whole
+        # vector (the kernel builder knows the arrays it declared aligned).
+        self.aligned_vector: Callable[[str, E.Expr, int], bool] | None = None
 
     def index(self, e: E.Expr) -> str:
         """An index expression of a load or store. Its 32-bit signed additions, subtractions

@@ -252,7 +252,11 @@ class VectorExprs:
         if isinstance(index, Broadcast):
             raw = f"({memory})({p}[{self.index(index.value)}])"
         elif dense_base(index) is not None:
-            raw = f"vload{n}(0, {p} + {self.index(dense_base(index))})"
+            base = dense_base(index)
+            if not t.is_bool() and self.aligned_vector is not None and self.aligned_vector(p, base, n):
+                raw = f"*((__local {memory} *)({p} + {self.index(base)}))"
+            else:
+                raw = f"vload{n}(0, {p} + {self.index(base)})"
         else:
             idx = self.index(index)
             raw = f"({memory})({', '.join(f'{p}[{lane(idx, k)}]' for k in range(n))})"
