@@ -96,3 +96,32 @@ def test_a_func_computed_per_point_has_no_loop(rng) -> None:
     fn = assert_matches_reference(pw.Pipeline(out), [29, 9, 3], {"input": data})
     main = next(k for k in _kernels(fn.native.kernel_source) if "ratio" in k)
     assert "for (" not in main, main
+
+
+def _vector_tile(tile: int) -> tuple[pw.Func, pw.ImageParam]:
+    """The 4-lane blur: bx per tile in local memory, 4 neighbouring pixels per work-item."""
+    inp = pw.ImageParam(pw.UInt(16), 2, "input")
+    bx, by = pw.Func("bx"), pw.Func("by")
+    xv = pw.Var("xv")
+    bx[x, y] = (inp[x, y] + inp[x + 1, y] + inp[x + 2, y]) / 3
+    by[x, y] = (bx[x, y] + bx[x, y + 1] + bx[x, y + 2]) / 3
+    by.tile(x, y, xo, yo, xi, yi, tile, 4).split(xi, xi, xv, 4).vectorize(xv).gpu_blocks(xo, yo).gpu_threads(xi, yi)
+    bx.compute_at(by, xo).split(x, x, xv, 4).vectorize(xv).gpu_threads(x, y)
+    return by, inp
+
+
+@pytest.mark.parametrize("tile, aligned", [(16, True), (6, False)], ids=["16-wide", "6-wide"])
+def test_local_vectors_at_multiples_of_their_width_are_aligned_accesses(tile, aligned, rng) -> None:
+    """A 16-wide tile's vectors start at multiples of 4 in local memory: whole aligned
+    vectors. A 6-wide tile's last vector shifts inwards to an odd start: vload/vstore."""
+    out, inp = _vector_tile(tile)
+    data = rng.integers(0, 65536, (23, 47)).astype(np.uint16)
+    fn = assert_matches_reference(pw.Pipeline(out), [45, 21], {"input": data})
+    source = fn.native.kernel_source
+    assert re.search(r"__attribute__\(\(aligned\(\d+\)\)\) __local ushort bx_\d+\[", source), source
+    whole = re.findall(r"\*\(\(__local ushort4 \*\)\(bx_\d+ \+", source)
+    element = re.findall(r"v(?:load|store)4\((?:t_\d+, )?0, bx_\d+ \+", source)
+    if aligned:
+        assert len(whole) == 4 and not element, source  # one store, three loads
+    else:
+        assert not whole and len(element) == 4, source
