@@ -187,7 +187,7 @@ class _Generator:
             return ProducerConsumer(s.name, s.is_producer, self.host(s.body, s.name if s.is_producer else func))
         if isinstance(s, Allocate):
             self._check_device_buffer(s)
-            return Allocate(s.name, s.type, s.size, False, self.host(s.body, func))
+            return Allocate(s.name, s.type, s.size, False, self.host(s.body, func), s.output_alias)
         if isinstance(s, Evaluate) and not _has_side_effects(s):
             return s
         if isinstance(s, LetStmt) and (gpu or _host_expr(s.value) or not _fits_one_kernel(s, self.memory_types)):
