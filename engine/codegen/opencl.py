@@ -799,9 +799,8 @@ class _KernelBuilder:
         from the lets and the loop ranges in scope (Halide's simplifier drops such clamps,
         e.g. a tile's shift inwards that no work-item of an even tile reaches); None if
         unproved. Only addresses ask: their arithmetic is exact (no wrapping)."""
-        if self.rebinding_depth or e.type() != E.Const(e.type(), 0).type() or e.type().lanes != 1:
-            return None
-        if not e.type().is_int() or e.type().bits != 32:
+        t = e.type()
+        if self.rebinding_depth or not t.is_int() or t.bits != 32 or t.lanes != 1:
             return None
         difference = simplify(substitute(E.Sub(e.a, e.b), self._known_lets()))
         if any(isinstance(n, Load) for n in walk(difference)):
