@@ -22,10 +22,13 @@ Vectorized loops of 2, 3, 4, 8 or 16 lanes are OpenCL vector code inside a work-
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from pixelweave.engine.codegen.opencl_expr import ExprEmitter, c_literal, c_type, memory_type, sanitize
-from pixelweave.engine.codegen.opencl_vector import dense_base, lane
+from pixelweave.engine.codegen.opencl_indices import index_only_lets
+from pixelweave.engine.codegen.opencl_pure_loops import spread_pure_loops
+from pixelweave.engine.codegen.opencl_vector import dense_base, lane, vector_c_type
 from pixelweave.engine.errors import CompileError, ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Type, UInt
@@ -45,6 +48,7 @@ from pixelweave.engine.stmt import (
     LetStmt,
     Load,
     ProducerConsumer,
+    Ramp,
     Stmt,
     Store,
     make_block,
@@ -54,6 +58,8 @@ from pixelweave.engine.stmt_visit import stmt_exprs, walk_stmt
 _GPU = (ForType.GPU_BLOCK, ForType.GPU_THREAD)
 MAX_PRIVATE_BYTES = 64 * 1024  # a private array larger than this is refused (registers and stack)
 DEFAULT_THREADS = (16, 8, 1)  # work-group size per dimension when no thread loop has a constant extent
+LOCAL_ALIGNMENT = 128  # bytes: a double16
+MAX_FOLDED_NODES = 400  # a let larger than this (inlined) is left out of private index folding
 ERROR_SLOTS = 8  # the error record: [assert id + 1, up to 7 argument values]
 
 
@@ -181,7 +187,7 @@ class _Generator:
             return ProducerConsumer(s.name, s.is_producer, self.host(s.body, s.name if s.is_producer else func))
         if isinstance(s, Allocate):
             self._check_device_buffer(s)
-            return Allocate(s.name, s.type, s.size, False, self.host(s.body, func))
+            return Allocate(s.name, s.type, s.size, False, self.host(s.body, func), s.output_alias)
         if isinstance(s, Evaluate) and not _has_side_effects(s):
             return s
         if isinstance(s, LetStmt) and (gpu or _host_expr(s.value) or not _fits_one_kernel(s, self.memory_types)):
@@ -198,6 +204,9 @@ class _Generator:
             return For(s.name, s.min, s.extent, ForType.SERIAL, self.host(s.body, func))
         if gpu:
             raise CompileError(f"the OpenCL backend cannot run {type(s).__name__} around the GPU loops of `{func}`")
+        spread = spread_pure_loops(s)  # a pure definition's loops: across work-items
+        if spread is not None:
+            return KernelLaunch(self.kernel(spread, func))
         return KernelLaunch(self.kernel(s, func))  # serial code with effects: one work-item on the device
 
     def _check_device_buffer(self, s: Allocate) -> None:
@@ -268,6 +277,18 @@ class _KernelBuilder:
         self.constant_extents: dict[int, int] = {}  # thread loops (by id) of constant extent
         self.in_threads = False  # generating the body of a GPU thread loop nest
         self.local_bytes = 0  # __local storage declared so far
+        # Private arrays and, for folding their indices, the kernel's lets in scope as
+        # expressions of loop variables and arguments (None where too large to inline).
+        self.private_arrays: set[str] = set()
+        self.let_values: dict[str, E.Expr | None] = {}
+        self.rebinding_depth = 0  # > 0 inside a rebinding of a name in scope: folding off
+        self.em.rewrite_index = self._private_index
+        self.index_lets = index_only_lets(root)  # lets computed as address arithmetic
+        # ranges of the loop variables in scope, in terms of lets' values (for decide_min_max)
+        self.loop_ranges: dict[str, SymInterval] = {}
+        self.em.decide_min_max = self._decide_min_max
+        self.aligned_arrays: set[str] = set()  # C names of the __local arrays declared aligned
+        self.em.aligned_vector = self._aligned_vector
 
     def _fresh(self, hint: str) -> str:
         self._counter += 1
@@ -450,11 +471,14 @@ class _KernelBuilder:
         elif isinstance(s, ProducerConsumer):
             self._block_level(s.body)
         elif isinstance(s, LetStmt):
-            value = em.expr(s.value)
-            em.push_scope(hide=em.lookup(s.name) is not None)
+            value = em.index(s.value) if s.name in self.index_lets else em.expr(s.value)
+            rebinding = em.lookup(s.name) is not None
+            em.push_scope(hide=rebinding)
             em.declare(s.name, s.value.type(), value)
             old = self._bind_interval(s.name, self._let_interval(s.value))
+            self._enter_let(s.name, s.value, rebinding)
             self._block_level(s.body)
+            self._leave_let(s.name, rebinding)
             self._restore_interval(s.name, old)
             em.pop_scope()
         elif isinstance(s, Allocate):
@@ -471,8 +495,9 @@ class _KernelBuilder:
         while isinstance(chain[-1].body, For) and chain[-1].body.for_type == ForType.GPU_THREAD and len(chain) < 3:
             chain.append(chain[-1].body)
         em = self.em
-        opened = 0
+        opened = rebound = 0
         saved: list[tuple[str, SymInterval | None]] = []
+        ranges: list[tuple[str, SymInterval | None]] = []
         for loop in chain:
             dim = len(chain) - 1 - chain.index(loop)
             if dim >= len(self.local_size):
@@ -493,13 +518,20 @@ class _KernelBuilder:
             else:
                 head = f"for (int {counter} = (int)get_local_id({dim}); {counter} < {extent}; {counter} += {size})"
                 em.open_block(head)
-            em.push_scope(hide=em.lookup(loop.name) is not None)
+            rebinding = em.lookup(loop.name) is not None
+            em.push_scope(hide=rebinding)
             em.declare(loop.name, t, f"({c_type(t)})({lo} + {counter})")
             saved.append((loop.name, self._bind_interval(loop.name, self._loop_interval(loop))))
+            ranges.append((loop.name, self._bind_range(loop, const_extent)))
+            self.rebinding_depth += rebinding
+            rebound += rebinding
             opened += 1
         self.in_threads = True
         self._serial(chain[-1].body)
         self.in_threads = False
+        self.rebinding_depth -= rebound
+        for name, old in reversed(ranges):
+            self._restore_range(name, old)
         for name, old in reversed(saved):
             self._restore_interval(name, old)
         for _ in range(opened):
@@ -515,11 +547,14 @@ class _KernelBuilder:
         elif isinstance(s, ProducerConsumer):
             self._serial(s.body)
         elif isinstance(s, LetStmt):
-            value = em.expr(s.value)
-            em.push_scope(hide=em.lookup(s.name) is not None)
+            value = em.index(s.value) if s.name in self.index_lets else em.expr(s.value)
+            rebinding = em.lookup(s.name) is not None
+            em.push_scope(hide=rebinding)
             em.declare(s.name, s.value.type(), value)
             old = self._bind_interval(s.name, self._let_interval(s.value))
+            self._enter_let(s.name, s.value, rebinding)
             self._serial(s.body)
+            self._leave_let(s.name, rebinding)
             self._restore_interval(s.name, old)
             em.pop_scope()
         elif isinstance(s, Store):
@@ -530,7 +565,7 @@ class _KernelBuilder:
                 self._vector_store(s, ref[0])
                 return
             value = em.expr(s.value)
-            index = em.expr(s.index)
+            index = em.index(em.index_of(s.buffer, s.index))
             if s.value.type().is_bool():
                 value = f"(uchar)({value})"
             em.line(f"{ref[0]}[{index}] = {value};")
@@ -555,25 +590,36 @@ class _KernelBuilder:
         value = em.expr(s.value)
         if t.is_bool():
             value = em.vector_cast(value, t, UInt(8).with_lanes(n))  # -1/0 masks -> bytes 1/0
-        base = dense_base(s.index)
+        base = dense_base(em.index_of(s.buffer, s.index))
         if base is not None:
-            em.line(f"vstore{n}({value}, 0, {pointer} + {em.expr(base)});")
+            if not t.is_bool() and self._aligned_vector(pointer, base, n):
+                em.line(f"*((__local {vector_c_type(t)} *)({pointer} + {em.index(base)})) = {value};")
+            else:
+                em.line(f"vstore{n}({value}, 0, {pointer} + {em.index(base)});")
             return
-        index = em.expr(s.index)
+        index = em.index(s.index)
         for k in range(n):
             em.line(f"{pointer}[{lane(index, k)}] = {lane(value, k)};")
 
     def _for(self, s: For, body) -> None:
+        if self._single_iteration(s):  # a let: no loop for the compiler to remove first
+            body(LetStmt(s.name, s.min, s.body))
+            return
         em = self.em
         lo, extent = em.expr(s.min), em.expr(s.extent)
         t = s.min.type()
         ct = c_type(t)
         counter = self._fresh("i")
         em.open_block(f"for ({ct} {counter} = 0; {counter} < {extent}; {counter}++)")
-        em.push_scope(hide=em.lookup(s.name) is not None)
+        rebinding = em.lookup(s.name) is not None
+        em.push_scope(hide=rebinding)
         em.declare(s.name, t, f"({ct})({lo} + {counter})")
         old = self._bind_interval(s.name, self._loop_interval(s))
+        old_range = self._bind_range(s, None)
+        self.rebinding_depth += rebinding
         body(s.body)
+        self.rebinding_depth -= rebinding
+        self._restore_range(s.name, old_range)
         self._restore_interval(s.name, old)
         em.pop_scope()
         em.close_block()
@@ -615,6 +661,7 @@ class _KernelBuilder:
                     f"{MAX_PRIVATE_BYTES}); compute it at a finer loop level or at root"
                 )
             em.line(f"{elem} {c_name}[{count}];")
+            self.private_arrays.add(s.name)
         self._emit_with_buffer(s, c_name, body)
 
     def _declare_local(self, name: str, elem: str, c_name: str, count: int, nbytes: int) -> None:
@@ -626,7 +673,10 @@ class _KernelBuilder:
                 f"memory to {self.local_bytes} bytes, more than the device's {self.gen.limits.local_memory_bytes}; "
                 "use smaller GPU tiles"
             )
-        self.local_decls.append(f"__local {elem} {c_name}[{count}];")
+        # aligned for the widest vector, so that vectors at multiples of their width are
+        # whole aligned accesses (see _aligned_vector)
+        self.local_decls.append(f"__attribute__((aligned({LOCAL_ALIGNMENT}))) __local {elem} {c_name}[{count}];")
+        self.aligned_arrays.add(c_name)
 
     def _placed_allocate(self, s: Allocate, memory: MemoryType, body) -> None:
         """Storage with a store_in(), placed as Halide places it in a GPU kernel: Heap in
@@ -662,6 +712,7 @@ class _KernelBuilder:
                     "compute it at a finer loop level or use MemoryType.Heap"
                 )
             em.line(f"{elem} {c_name}[{count}];")
+            self.private_arrays.add(s.name)
         elif memory is MemoryType.GPU_SHARED:
             if not self.threaded:
                 raise ScheduleError(
@@ -703,6 +754,100 @@ class _KernelBuilder:
         hi = self._interval(size).hi
         hi = simplify(hi) if hi is not None else None
         return max(int(hi.value), 1) if isinstance(hi, E.Const) else None
+
+    # ------------------------------------------------------------------ private array indices
+    def _enter_let(self, name: str, value: E.Expr, rebinding: bool) -> None:
+        """Remember a let's value in terms of loop variables and arguments (for folding
+        private array indices); a rebinding of a name in scope turns folding off inside it."""
+        self.rebinding_depth += rebinding
+        self.let_values[name] = None
+        if rebinding or value.type().lanes != 1 or value.type().is_float():
+            return
+        known = {k: v for k, v in self.let_values.items() if v is not None}
+        expanded = substitute(value, known)
+        if _dag_size(expanded, MAX_FOLDED_NODES) <= MAX_FOLDED_NODES and not _reads_memory(expanded):
+            self.let_values[name] = expanded
+
+    def _leave_let(self, name: str, rebinding: bool) -> None:
+        self.rebinding_depth -= rebinding
+        self.let_values.pop(name, None)
+
+    def _known_lets(self) -> dict[str, E.Expr]:
+        return {k: v for k, v in self.let_values.items() if v is not None}
+
+    def _bind_range(self, loop: For, const_extent: int | None) -> SymInterval | None:
+        """Record the loop variable's range (min to min + extent - 1, the extent constant:
+        the thread loop's, or the loop's own once lets are substituted); the old one back."""
+        old = self.loop_ranges.pop(loop.name, None)
+        known = self._known_lets()
+        extent = const_extent
+        if extent is None:
+            folded = simplify(substitute(loop.extent, known))
+            extent = int(folded.value) if isinstance(folded, E.Const) else None
+        if extent is not None and extent >= 1 and not self.rebinding_depth:
+            lo = simplify(substitute(loop.min, known))
+            self.loop_ranges[loop.name] = SymInterval(lo, simplify(E.Add(lo, E.Const(lo.type(), extent - 1))))
+        return old
+
+    def _restore_range(self, name: str, old: SymInterval | None) -> None:
+        self.loop_ranges.pop(name, None)
+        if old is not None:
+            self.loop_ranges[name] = old
+
+    def _decide_min_max(self, e: E.Expr) -> E.Expr | None:
+        """The operand of a min or max in an address that every work-item takes, proved
+        from the lets and the loop ranges in scope (Halide's simplifier drops such clamps,
+        e.g. a tile's shift inwards that no work-item of an even tile reaches); None if
+        unproved. Only addresses ask: their arithmetic is exact (no wrapping)."""
+        t = e.type()
+        if self.rebinding_depth or not t.is_int() or t.bits != 32 or t.lanes != 1:
+            return None
+        difference = simplify(substitute(E.Sub(e.a, e.b), self._known_lets()))
+        if any(isinstance(n, Load) for n in walk(difference)):
+            return None
+        span = interval_of(difference, self.loop_ranges)
+        hi = simplify(span.hi) if span.hi is not None else None
+        lo = simplify(span.lo) if span.lo is not None else None
+        a_first = isinstance(hi, E.Const) and int(hi.value) <= 0  # a <= b everywhere
+        b_first = isinstance(lo, E.Const) and int(lo.value) >= 0  # a >= b everywhere
+        if isinstance(e, E.Min):
+            return e.a if a_first else e.b if b_first else None
+        return e.b if a_first else e.a if b_first else None
+
+    def _aligned_vector(self, pointer: str, base: E.Expr, lanes: int) -> bool:
+        """Whether a dense vector at base of the C array `pointer` is an aligned whole
+        vector: an aligned __local array, a power-of-two width and a base that is a
+        multiple of it given the kernel's lets (as Halide's `((__local T4 *)p)[i / 4]`;
+        vloadN assumes only the element's alignment, which costs pocl ~30% on a blur)."""
+        if pointer not in self.aligned_arrays or lanes & (lanes - 1) or self.rebinding_depth:
+            return False
+        return _multiple_of(simplify(substitute(base, self._known_lets())), lanes)
+
+    def _single_iteration(self, loop: For) -> bool:
+        """Whether the kernel's lets make the loop's extent 1 (a Func computed per point
+        at a loop of its consumer, as `ratio` in unsharp: the region's max is its min)."""
+        if self.rebinding_depth:
+            return False
+        extent = simplify(substitute(loop.extent, self._known_lets()))
+        return isinstance(extent, E.Const) and int(extent.value) == 1
+
+    def _private_index(self, buffer: str, index: E.Expr) -> E.Expr:
+        """A private array's index as a constant where the kernel's lets make it one (per
+        lane for a dense vector): OpenCL compilers keep a private array in registers only
+        when every access to it has a constant index, as Halide's simplified indices have;
+        otherwise the array lives in memory, per work-item, and work-items vectorized
+        together read it with gathers."""
+        if buffer not in self.private_arrays or self.rebinding_depth:
+            return index
+        base = dense_base(index)
+        scalar = index if index.type().lanes == 1 else base
+        if scalar is None:
+            return index
+        known = {k: v for k, v in self.let_values.items() if v is not None}
+        folded = simplify(substitute(scalar, known))
+        if not isinstance(folded, E.Const):
+            return index
+        return folded if scalar is index else Ramp(folded, E.Const(folded.type(), 1), index.type().lanes)
 
     # ------------------------------------------------------------------ ranges of kernel variables
     def _interval(self, e: E.Expr) -> SymInterval:
@@ -769,6 +914,86 @@ class _KernelBuilder:
             em.line(f"pw_error[{k + 1}] = (int){a};")
         em.close_block()
         em.close_block()
+
+
+def _multiple_of(e: E.Expr, n: int) -> bool:
+    """Whether the integer e is a multiple of n for every value of its variables: e as a
+    sum of constant multiples of terms (terms equal on both sides of a min or max taken
+    out of it, as min(m + 4x, m + 12) = m + min(4x, 12)), each a multiple."""
+    return _sum_multiple_of(*_linear_terms(e), n)
+
+
+# A term: its structural key -> (what it is: an expression, or the two sums of a min or
+# max with their common terms taken out; its coefficient).
+_Terms = dict[object, tuple[object, int]]
+
+
+def _linear_terms(e: E.Expr) -> tuple[_Terms, int]:
+    if isinstance(e, E.Const):
+        return {}, int(e.value)
+    if isinstance(e, (E.Add, E.Sub)):
+        (ta, ca), (tb, cb) = _linear_terms(e.a), _linear_terms(e.b)
+        sign = 1 if isinstance(e, E.Add) else -1
+        out = dict(ta)
+        for k, (what, coef) in tb.items():
+            total = out.get(k, (what, 0))[1] + sign * coef
+            if total:
+                out[k] = (what, total)
+            else:
+                out.pop(k, None)
+        return out, ca + sign * cb
+    if isinstance(e, E.Mul):
+        for factor, other in ((e.a, e.b), (e.b, e.a)):
+            if isinstance(factor, E.Const):
+                c = int(factor.value)
+                terms, const = _linear_terms(other)
+                return ({k: (what, coef * c) for k, (what, coef) in terms.items() if coef * c}, const * c)
+    if isinstance(e, (E.Min, E.Max)):
+        (ta, ca), (tb, cb) = _linear_terms(e.a), _linear_terms(e.b)
+        common = {k: v for k, v in ta.items() if k in tb and tb[k][1] == v[1]}  # equal keys: equal terms
+        rest_a = {k: v for k, v in ta.items() if k not in common}
+        rest_b = {k: v for k, v in tb.items() if k not in common}
+        inner = ((rest_a, ca), (rest_b, cb))
+        key = ("minmax", type(e).__name__, _terms_key(rest_a, ca), _terms_key(rest_b, cb))
+        return {**common, key: (inner, 1)}, 0
+    return {e.key(): (e, 1)}, 0
+
+
+def _terms_key(terms: _Terms, const: int) -> tuple:
+    return (tuple(sorted(((repr(k), coef) for k, (_, coef) in terms.items()))), const)
+
+
+def _sum_multiple_of(terms: _Terms, const: int, n: int) -> bool:
+    if const % n:
+        return False
+    for what, coef in terms.values():
+        m = n // math.gcd(abs(coef), n)
+        if m == 1:
+            continue
+        if not isinstance(what, tuple):
+            return False
+        (ta, ca), (tb, cb) = what
+        if not (_sum_multiple_of(ta, ca, m) and _sum_multiple_of(tb, cb, m)):
+            return False
+    return True
+
+
+def _dag_size(e: E.Expr, limit: int) -> int:
+    """The number of distinct nodes of e, counting stops past limit."""
+    seen: set[int] = set()
+    todo = [e]
+    while todo and len(seen) <= limit:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        todo.extend(node.children())
+    return len(seen)
+
+
+def _reads_memory(e: E.Expr) -> bool:
+    """Whether e loads (a value that may differ where an index using it is folded)."""
+    return any(isinstance(n, Load) for n in walk(e))
 
 
 def _product(values) -> int:

@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable
 
+from pixelweave.engine.codegen.opencl_indices import INDEX_ARITHMETIC
 from pixelweave.engine.codegen.opencl_vector import VectorExprs, vector_c_type
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
@@ -52,6 +53,7 @@ _UNARY_MATH = {
     "round": "rint",  # Halide rounds half to even, as rint does in the default rounding mode
     "trunc": "trunc",
 }
+
 
 _COMPARE = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
 
@@ -199,6 +201,34 @@ class ExprEmitter(VectorExprs):
         self.uses_double = False
         self.keep: list[E.Expr] = []
         self._memo_marks: list[int] = []
+        # An index rewrite per buffer (the kernel builder folds the indices of private
+        # arrays to constants, so the OpenCL compiler keeps those arrays in registers).
+        self.rewrite_index: Callable[[str, E.Expr], E.Expr] | None = None
+        # Emitting an address: 32-bit signed +, -, * as C's signed operations (see index()).
+        self.index_mode = False
+        # In an address, the operand a min or max always takes where the kernel builder
+        # can prove it (a tile's clamp that no work-item reaches), else None.
+        self.decide_min_max: Callable[[E.Expr], E.Expr | None] | None = None
+        # Whether a dense vector of n lanes at an index of a C array is an aligned whole
+        # vector (the kernel builder knows the arrays it declared aligned).
+        self.aligned_vector: Callable[[str, E.Expr, int], bool] | None = None
+
+    def index(self, e: E.Expr) -> str:
+        """An index expression of a load or store. Its 32-bit signed additions, subtractions
+        and multiplications (down through min and max) are C's signed operations, as in
+        Halide's OpenCL code: a wrapped index would be out of bounds, which bounds
+        inference rules out, and with no-overflow arithmetic the OpenCL compiler sees that
+        neighbouring work-items access neighbouring elements (vector loads and stores
+        where wrapping arithmetic gives gathers)."""
+        saved, self.index_mode = self.index_mode, True
+        try:
+            return self.expr(e)
+        finally:
+            self.index_mode = saved
+
+    def index_of(self, buffer: str, index: E.Expr) -> E.Expr:
+        """The index of an access to buffer as it is emitted (rewritten where the builder asks)."""
+        return index if self.rewrite_index is None else self.rewrite_index(buffer, index)
 
     # ------------------------------------------------------------------ output and scopes
     def line(self, text: str) -> None:
@@ -242,7 +272,7 @@ class ExprEmitter(VectorExprs):
         return c_name
 
     def _memo_get(self, e: E.Expr) -> str | None:
-        key = id(e)
+        key = 2 * id(e) + self.index_mode
         for layer in reversed(self.memo):
             if layer is None:
                 return None
@@ -256,7 +286,7 @@ class ExprEmitter(VectorExprs):
         self.line(f"{c_type(t)} {name} = {text};")
         layer = self.memo[-1]
         if layer is not None:
-            layer[id(e)] = name
+            layer[2 * id(e) + self.index_mode] = name
             self.keep.append(e)  # ids stay valid while the node lives
         return name
 
@@ -272,6 +302,12 @@ class ExprEmitter(VectorExprs):
             if name is None:
                 raise CompileError(f"variable `{e.name}` is not bound in the OpenCL kernel")
             return name
+        if self.index_mode and not isinstance(e, INDEX_ARITHMETIC):
+            self.index_mode = False  # an index's operands other than its arithmetic are values
+            try:
+                return self.expr(e)
+            finally:
+                self.index_mode = True
         hit = self._memo_get(e)
         if hit is not None:
             return hit
@@ -283,8 +319,7 @@ class ExprEmitter(VectorExprs):
                 return self.expr(e.body)
             finally:
                 self.pop_scope()
-        text = self._compute(e, t)
-        return self._temp(e, t, text)
+        return self._temp(e, t, self._compute(e, t))
 
     def _compute(self, e: E.Expr, t: Type) -> str:
         if t.lanes != 1 or isinstance(e, (Ramp, Broadcast)):
@@ -300,6 +335,8 @@ class ExprEmitter(VectorExprs):
             if t.is_bool():
                 u = "uint"
                 return f"(({u}){a} {op} ({u}){b}) & 1u"
+            if self.index_mode and t.is_int() and t.bits == 32:
+                return f"{a} {op} {b}"
             u = _unsigned_work_type(t)
             return f"({ct})(({u}){a} {op} ({u}){b})"
         if isinstance(e, (E.Div, E.Mod)):
@@ -311,6 +348,9 @@ class ExprEmitter(VectorExprs):
                 return fast
             return f"{self._helper('div' if isinstance(e, E.Div) else 'mod', t)}({a}, {b})"
         if isinstance(e, (E.Min, E.Max)):
+            chosen = self.decide_min_max(e) if self.index_mode and self.decide_min_max is not None else None
+            if chosen is not None:
+                return self.expr(chosen)
             a, b = self.expr(e.a), self.expr(e.b)
             op = "<" if isinstance(e, E.Min) else ">"
             return f"{a} {op} {b} ? {a} : {b}"  # NaN in a gives b, as Halide's min and max
@@ -335,7 +375,7 @@ class ExprEmitter(VectorExprs):
         ref = self.buffers.get(e.buffer)
         if ref is None:
             raise CompileError(f"buffer `{e.buffer}` is not an argument or an allocation of the OpenCL kernel")
-        index = self.expr(e.index)
+        index = self.index(self.index_of(e.buffer, e.index))
         if e.type().is_bool():
             return f"{ref[0]}[{index}] != 0"
         return f"{ref[0]}[{index}]"

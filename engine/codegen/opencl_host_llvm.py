@@ -7,7 +7,9 @@ that host statement with the CPU code generator (engine/codegen/llvm.py), extend
 - buffer arguments: checked as on the CPU, then each is copied into a device buffer as one
   block of memory (inputs, and outputs whose strides leave gaps) at entry, and every
   output is read back once at the end; nothing else crosses between host and device;
-- `Allocate`: a device buffer (cl_mem) instead of host memory;
+- `Allocate`: a device buffer (cl_mem) instead of host memory; storage that may be the
+  output buffer (`Allocate.output_alias`) is the output's device buffer where its
+  condition holds (the lowering then skips the copy into the output);
 - `KernelLaunch`: clSetKernelArg for each argument, clEnqueueNDRangeKernel, and for
   kernels with assertions a read of their error record (a failure's message names the
   assertion's values, as the CPU's).
@@ -358,8 +360,19 @@ class _HostCodeGen(PipelineCodeGen):
             else (self._expr(s.size, hint=f"{s.name}.size"))
         )
         count = self._int_max(size, int_const(64, 0))
+        aliased = None
+        if s.output_alias is not None:  # storage that is the output's device buffer needs none of its own
+            aliased = self._expr(s.output_alias[1], hint=f"{s.name}.is_output")
+            count = b.select(aliased, int_const(64, 0), count, f"{s.name}.count")
         nbytes = b.binop("mul", count, int_const(64, element_bytes(s.type)), f"{s.name}.bytes")
         mem = self._device_buffer(s.name, nbytes, s.name)
+        if s.output_alias is not None:
+            output = self.device_buffers.get(s.output_alias[0])
+            if output is None:
+                raise CompileError(
+                    f"storage `{s.name}` may be output buffer `{s.output_alias[0]}`, which has no device buffer here"
+                )
+            mem = b.select(aliased, output, mem, s.name)
         outer = self.device_buffers.get(s.name)
         self.device_buffers[s.name] = mem
         try:

@@ -248,13 +248,17 @@ class VectorExprs:
         p = ref[0]
         n = t.lanes
         memory = f"uchar{n}" if t.is_bool() else vector_c_type(t)
-        index = e.index
+        index = self.index_of(e.buffer, e.index)
         if isinstance(index, Broadcast):
-            raw = f"({memory})({p}[{self.expr(index.value)}])"
+            raw = f"({memory})({p}[{self.index(index.value)}])"
         elif dense_base(index) is not None:
-            raw = f"vload{n}(0, {p} + {self.expr(dense_base(index))})"
+            base = dense_base(index)
+            if not t.is_bool() and self.aligned_vector is not None and self.aligned_vector(p, base, n):
+                raw = f"*((__local {memory} *)({p} + {self.index(base)}))"
+            else:
+                raw = f"vload{n}(0, {p} + {self.index(base)})"
         else:
-            idx = self.expr(index)
+            idx = self.index(index)
             raw = f"({memory})({', '.join(f'{p}[{lane(idx, k)}]' for k in range(n))})"
         if t.is_bool():
             return f"{raw} != (uchar{n})0"

@@ -27,7 +27,7 @@ from pixelweave.engine.codegen.opencl_host_llvm import bind_symbol, generate_hos
 from pixelweave.engine.codegen.target import compile_ir_to_object, data_layout, resolve_target
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.lowered import LoweredPipeline
-from pixelweave.engine.runtime.opencl_device import DEVICE_ENV
+from pixelweave.engine.runtime.opencl_device import DEVICE_ENV, select_device
 
 _OPENCL_SONAMES = ("libOpenCL.so", "libOpenCL.so.1")
 
@@ -57,10 +57,32 @@ def host_name(name: str) -> str:
     return f"{name}_opencl_host"
 
 
+def export_limits(limits: DeviceLimits | None = None) -> DeviceLimits:
+    """The limits an exported library's kernels are generated for: `limits` if given, else
+    those of the OpenCL device here (the one the library picks at its first call, by the
+    same rule), else, with no usable device, the common ones (256 work-items per group,
+    32 KiB of local memory) that any OpenCL 1.2 device has. Generic limits would refuse
+    schedules the device runs, e.g. Halide's Harris tiles of 32x16 work-items."""
+    if limits is not None:
+        return limits
+    from pixelweave.engine.runtime.opencl_host import device_limits
+
+    try:
+        return device_limits(select_device())
+    except CompileError:
+        return DeviceLimits()
+
+
 def export_opencl_library(
-    lowered: LoweredPipeline, name: str | None = None, directory: str | Path = ".", *, level: str = "full"
+    lowered: LoweredPipeline,
+    name: str | None = None,
+    directory: str | Path = ".",
+    *,
+    level: str = "full",
+    limits: DeviceLimits | None = None,
 ) -> ExportedOpenCLLibrary:
-    """Write NAME.o, libNAME.so, NAME.h and NAME.cl for a pipeline lowered for 'opencl'."""
+    """Write NAME.o, libNAME.so, NAME.h and NAME.cl for a pipeline lowered for 'opencl',
+    its kernels within `export_limits(limits)`."""
     name = name or lowered.name
     if name != lowered.name:
         lowered = dataclasses.replace(lowered, name=name)
@@ -70,7 +92,7 @@ def export_opencl_library(
     header_path.write_text(opencl_header(lowered))
     kernel_source_path = directory / f"{name}.cl"
     object_path = directory / f"{name}.o"
-    program = write_opencl_object(lowered, object_path, level=level)
+    program = write_opencl_object(lowered, object_path, level=level, limits=limits)
     kernel_source_path.write_text(program.source)
     library_path = directory / f"lib{name}.so"
     compiler = _tool("cc")
@@ -78,21 +100,24 @@ def export_opencl_library(
     return ExportedOpenCLLibrary(name, object_path, library_path, header_path, kernel_source_path)
 
 
-def host_module_ir(lowered: LoweredPipeline) -> str:
+def host_module_ir(lowered: LoweredPipeline, limits: DeviceLimits | None = None) -> str:
     """The LLVM IR of the host part an exported library holds (compiled as NAME_opencl_host)."""
-    program = generate_opencl(lowered, DeviceLimits())
+    program = generate_opencl(lowered, export_limits(limits))
     spec = resolve_target("host")
     host = dataclasses.replace(lowered, name=host_name(lowered.name))
     return generate_host_module(host, program, triple=spec.triple, datalayout=data_layout(spec), embed_runtime=True).ir
 
 
-def write_opencl_object(lowered: LoweredPipeline, object_path: Path, *, level: str = "full") -> OpenCLProgram:
+def write_opencl_object(
+    lowered: LoweredPipeline, object_path: Path, *, level: str = "full", limits: DeviceLimits | None = None
+) -> OpenCLProgram:
     """Write the position-independent object of an exported library (its host code and C
     runtime, the kernels embedded); returns the program whose kernels it embeds. The
-    kernels are generated for a device with the common limits (256 work-items per group,
-    32 KiB of local memory), so the library runs on any OpenCL 1.2 device."""
+    kernels are generated within `export_limits(limits)`: the device here, else the common
+    limits any OpenCL 1.2 device has. On a device with less, a kernel that needs more
+    fails with that device's OpenCL error, reported through NAME_error_message."""
     compiler, linker, objcopy = _tool("cc"), _tool("ld"), _tool("objcopy")
-    program = generate_opencl(lowered, DeviceLimits())
+    program = generate_opencl(lowered, export_limits(limits))
     spec = resolve_target("host")
     host = dataclasses.replace(lowered, name=host_name(lowered.name))
     module = generate_host_module(host, program, triple=spec.triple, datalayout=data_layout(spec), embed_runtime=True)
@@ -376,6 +401,7 @@ void {name}_release_memory(void) {{
 
 __all__ = [
     "ExportedOpenCLLibrary",
+    "export_limits",
     "export_opencl_library",
     "host_module_ir",
     "host_name",

@@ -224,3 +224,37 @@ def test_a_negative_stride_is_refused_not_copied_out_of_bounds(exported, rng):
     target = describe_array(result, name="by", type=pw.UInt(16), dimensions=2, output=True)
     assert library.blur_cl(ctypes.addressof(source), 1.0, target.address) == 3  # PW_BAD_ARGUMENT
     assert "buffer `input` has a negative stride" in library.blur_cl_error_message().decode()
+
+
+def test_an_export_uses_the_devices_limits(tmp_path, rng, opencl_device):
+    """Tiles of 32x16 work-items (Halide's Harris schedule) exceed the common limit of 256
+    per group: an export for generic limits halves the work-group (each work-item then
+    loops over two rows); by default the export takes the device's limits (pocl's 4096),
+    keeps the schedule's work-group and computes the reference's image."""
+    from pixelweave.engine.codegen.opencl import DeviceLimits
+    from pixelweave.engine.lower import lower
+    from pixelweave.engine.runtime.opencl_library import export_limits, export_opencl_library
+
+    assert opencl_device.max_work_group_size >= 512
+    assert export_limits().max_work_group_size == opencl_device.max_work_group_size
+    inp = pw.ImageParam(pw.Float(32), 2, "input")
+    f = pw.Func("f")
+    f[x, y] = inp[x, y] * 2.0 + inp[x + 1, y]
+    f.gpu_tile(x, y, xo, yo, xi, yi, 32, 16)
+    pipeline = pw.Pipeline(f)
+    generic = export_opencl_library(
+        lower(pipeline, "opencl", name="wide_tiles").lowered, "wide_tiles", tmp_path / "generic", limits=DeviceLimits()
+    )
+    assert "reqd_work_group_size(16, 16, 1)" in generic.kernel_source_path.read_text()
+    pipeline.compile_to_library("wide_tiles", str(tmp_path), target="opencl")
+    assert "reqd_work_group_size(32, 16, 1)" in (tmp_path / "wide_tiles.cl").read_text()
+    library = ctypes.CDLL(str(tmp_path / "libwide_tiles.so"))
+    library.wide_tiles.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    library.wide_tiles.restype = ctypes.c_int32
+    library.wide_tiles_error_message.restype = ctypes.c_char_p
+    data = rng.random((37, 71), dtype=np.float32)
+    result = np.zeros((37, 70), np.float32)
+    source = describe_array(data, name="input", type=pw.Float(32), dimensions=2)
+    target = describe_array(result, name="f", type=pw.Float(32), dimensions=2, output=True)
+    assert library.wide_tiles(source.address, target.address) == 0, library.wide_tiles_error_message()
+    np.testing.assert_array_equal(result, pipeline.realize_reference([70, 37], {"input": data}))
