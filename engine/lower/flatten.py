@@ -79,13 +79,12 @@ def storage_flattening(ctx: LoweringContext, stmt: Stmt) -> Stmt:
             padding[info.name] = {info.pure_vars.index(v): a for v, a in aligned.items()}
     first_strides = output_first_strides(ctx)
     flatten = _Flatten(orders, first_strides, tuple_types, padding, memory)
-    if ctx.target != "opencl":
-        traced = {f.name() for f in ctx.pipeline.funcs if f.traced()}
-        flatten.output_alias = {
-            internal: output
-            for internal, output in ctx.output_copies.items()
-            if output not in traced and output not in first_strides
-        }
+    traced = {f.name() for f in ctx.pipeline.funcs if f.traced()}
+    flatten.output_alias = {
+        internal: output
+        for internal, output in ctx.output_copies.items()
+        if output not in traced and output not in first_strides
+    }
     return flatten.mutate(stmt)
 
 
