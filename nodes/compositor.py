@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import dataclasses
 import hashlib
 import os
 import time
@@ -32,7 +33,6 @@ from typing import Any
 import numpy as np
 from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, Source, inlinable, isolate
 from pixelweave.engine.reference import required_regions
-from pixelweave.engine.runtime.buffer import aligned_empty
 from pixelweave.engine.structural_key import structural_key
 from pixelweave.nodes.document import Document, Problem
 from pixelweave.nodes.editing import upstream_of
@@ -40,9 +40,11 @@ from pixelweave.nodes.errors import DocumentError, NodeError
 from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec
 from pixelweave.nodes.image_cache import Box, ImageCache, crop
 from pixelweave.nodes.images import read_image
+from pixelweave.nodes.node_type import node_types
 from pixelweave.nodes.pipeline_build import build_nodes
 from pixelweave.nodes.ports import short_type_name
 from pixelweave.nodes.run import evaluate_extent, input_environment
+from pixelweave.nodes.runtime_params import node_runtime_values, node_structure
 from pixelweave.nodes.schedule_spec import apply_schedule
 
 import pixelweave as pw
@@ -52,6 +54,9 @@ KERNEL_LEVEL = "fast"  # quick to compile; explicitly vectorized code runs about
 # How a stage's kernel is isolated, in the order tried: its schedule with shifted tails (the
 # fastest), with guarded tails (a box narrower than a split's factor), unscheduled.
 MODES = ("shift", "guard", "none")
+# Images of a stage inside a node kept per stage and box (a run-time edit's previous values:
+# an undo or a slider moved back); a node's output keeps every version the budget allows.
+STAGE_VERSIONS = 2
 
 
 @dataclass
@@ -118,6 +123,7 @@ class Compositor:
         """node_id and what it reads, built and scheduled; notes for schedules the engine
         refused. Nodes whose definition and sources are unchanged since the last call are
         kept (with their Funcs, whose kernels are then known without isolating them again)."""
+        types = node_types()
         keep = upstream_of(doc, node_id)
         problems = doc.node_problems(keep)
         if problems:
@@ -129,14 +135,26 @@ class Compositor:
         current: dict[str, BuiltNode] = {}
 
         def reuse(spec: NodeSpec, built: dict[str, BuiltNode]) -> BuiltNode | None:
+            # keyed without run-time values: a run-time edit keeps the node's Funcs (and with
+            # them their isolated kernels and algorithm keys) and only sets its Params
             node = by_id[spec.id]
+            cls = types.get(node.type)
+            params, derived = node_structure(cls, node.params)
             sources = sorted((port, node_keys[src], out) for port, (src, out) in spec.inputs.items())
-            key = _digest(node.type, sorted(node.params.items()), sorted(node.schedule.items()), sources)
+            key = _digest(node.type, sorted(params.items()), derived, sorted(node.schedule.items()), sources)
             node_keys[spec.id] = key
             kept = previous.get(key)
-            if kept is None:
+            if kept is None or cls is None:
                 fresh.add(spec.id)
                 return None
+            checked = cls.check_params(node.params)
+            values = node_runtime_values(cls, node.id, checked)
+            if any(p.name not in values for p in kept.scalar_params):
+                fresh.add(spec.id)
+                return None
+            for p in kept.scalar_params:
+                p.set(values[p.name])
+            kept = dataclasses.replace(kept, spec=spec, params=checked)
             current[key] = kept
             return kept
 
@@ -217,26 +235,25 @@ class Compositor:
         for f in stages:
             isolated, algorithm = self._isolation(f)
             keys[f.name()] = _digest("image", algorithm, self._identity(f, isolated, keys, image_keys, scalars))
-        needed = [f for f in stages if not self.images.covers(keys[f.name()], tuple(regions[f.name()]))]
         computed: dict[str, tuple[np.ndarray, Box]] = {}
+        needed = self._needed(stages, value.func.name(), keys, regions, computed)
         # Kernels compile on worker threads while the stages whose kernels are ready run
         # (LLVM and the kernels run without the GIL): a stage waits only for its own kernel.
         workers = min(len(needed), os.cpu_count() or 1)
         pool = concurrent.futures.ThreadPoolExecutor(workers, "pixelweave-kernel") if workers > 1 else None
         try:
             self.prepare(needed, pool=pool)
-            for done, f in enumerate(stages):
+            for done, f in enumerate(needed):
                 check()
                 if progress is not None:
-                    progress(done, len(stages))
+                    progress(done, len(needed))
                 box = tuple(regions[f.name()])
-                cached = self.images.get(keys[f.name()], box)
-                if cached is not None:
-                    self.stats.image_hits += 1
-                    computed[f.name()] = (cached, box)
-                    continue
                 out = self._stage(f, box, computed, images, scalars, notes)
-                self.images.put(keys[f.name()], out, box)
+                if f in self._node_outputs:
+                    self.images.put(keys[f.name()], out, box)
+                else:  # a stage inside a node: a few versions are enough (a drag makes many)
+                    slot = _digest("slot", f.name(), self._isolation(f)[1], box)
+                    self.images.put(keys[f.name()], out, box, slot=slot, versions=STAGE_VERSIONS)
                 computed[f.name()] = (out, box)
         finally:
             if pool is not None:
@@ -245,6 +262,35 @@ class Compositor:
         array, box = computed[value.func.name()]
         window = tuple((0, n) for n in size)
         return np.ascontiguousarray(crop(array, box, window)), "; ".join(notes)
+
+    def _needed(
+        self,
+        stages: list[pw.Func],
+        output: str,
+        keys: dict[str, str],
+        regions: dict[str, Any],
+        computed: dict[str, tuple[np.ndarray, Box]],
+    ) -> list[pw.Func]:
+        """The stages to run, producers first: those the output needs, through stages whose
+        images are not cached, and whose own images are not cached. The cached images they
+        read go into `computed` (held there, so the runs cannot evict them)."""
+        sources = {
+            f.name(): [s.name for s in self._isolation(f)[0].sources.values() if s.kind == "func"] for f in stages
+        }
+        demanded, run = {output}, set()
+        for f in reversed(stages):  # consumers before their producers
+            name = f.name()
+            if name not in demanded:
+                continue
+            box = tuple(regions[name])
+            cached = self.images.get(keys[name], box)
+            if cached is not None:
+                self.stats.image_hits += 1
+                computed[name] = (cached, box)
+            else:
+                run.add(name)
+                demanded.update(sources[name])
+        return [f for f in stages if f.name() in run]
 
     def inlined(self, g: pw.Func) -> bool:
         """Whether g is substituted into its consumers' kernels rather than an image of its
@@ -324,7 +370,7 @@ class Compositor:
                 args[arg] = images[source.name]
             else:
                 args[arg] = _scalar_value(f, source, scalars)
-        out = aligned_empty(tuple(n for _, n in reversed(box)), f.type().numpy())
+        out = self.images.empty(tuple(n for _, n in reversed(box)), f.type().numpy())
         known = {a.name for a in compiled.native.arguments}  # what the kernel does not read is no argument
         start = time.perf_counter()
         compiled.native(
