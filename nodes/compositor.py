@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, Source, inlinable, isolate
 from pixelweave.engine.reference import required_regions
+from pixelweave.engine.stmt import ForType
 from pixelweave.engine.structural_key import structural_key
 from pixelweave.nodes.document import Document, Problem
 from pixelweave.nodes.editing import upstream_of
@@ -383,6 +384,14 @@ class Compositor:
         self.stats.ran.append(f.name())
         return out
 
+    def kernel_loop_nest(self, f: pw.Func) -> str | None:
+        """The loop nest of the kernel that computed f's image last (None before one did)."""
+        known = self._isolated.get(f, {})
+        for mode in MODES:
+            if mode in known:
+                return known[mode][1].loop_nest_text
+        return None
+
     def _kernel(self, f: pw.Func, notes: list[str], *, mode: str = "shift") -> tuple[Isolated, Any, str]:
         """f isolated in `mode` (MODES) and its compiled kernel (this compositor's, the
         engine's caches, a compile under way, or a fresh compile); an isolated schedule the
@@ -487,10 +496,28 @@ def _scalar_value(f: pw.Func, source: Source, scalars: dict[str, Any]) -> Any:
 
 
 def _isolate(f: pw.Func, mode: str, inline: Callable[[pw.Func], bool]) -> Isolated:
-    """f isolated in a mode of MODES, the Funcs `inline` names substituted into it."""
+    """f isolated in a mode of MODES, the Funcs `inline` names substituted into it. A stage
+    its document leaves unscheduled (a node's output the fused pipeline inlines into a
+    scheduled consumer) runs its rows in parallel: that never changes a value."""
     if mode == "none":
         return isolate(f, schedule=False, inline=inline)
-    return isolate(f, guard_tails=mode == "guard", inline=inline)
+    isolated = isolate(f, guard_tails=mode == "guard", inline=inline)
+    if f.dimensions() >= 2 and _unscheduled(f):
+        isolated.func.parallel(isolated.func.args()[1])
+    return isolated
+
+
+def _unscheduled(f: pw.Func) -> bool:
+    """Whether f is one pure definition whose loops are all serial and unsplit."""
+    if f.updates():
+        return False
+    schedule = f.definition().schedule
+    if schedule is None:
+        return True
+    stages = schedule.all_schedules()
+    return not any(stage.splits for stage in stages) and all(
+        dim.for_type == ForType.SERIAL for stage in stages for dim in stage.dims
+    )
 
 
 def _compile(

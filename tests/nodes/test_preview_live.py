@@ -134,3 +134,19 @@ def test_stage_versions_per_slot_and_spares_held_by_a_view_are_not_reused() -> N
     assert (held == 2).all()
     other = cache.empty((3, 7), np.float64)  # no spare of its size
     assert cache.reused == 2 and other.shape == (3, 7)
+
+
+def test_an_unscheduled_stage_runs_its_rows_in_parallel_and_gives_the_same_picture() -> None:
+    session = _chain()
+    computer = PreviewComputer()
+    result = computer.compute(session.document, "output", scale=SCALE)
+    graph, _ = computer.compositor.built_graph(session.document, "output")
+    assert "parallel y" in computer.compositor.kernel_loop_nest(graph.nodes["gamma"].outputs["out"].func)
+    np.testing.assert_array_equal(result.array, _fused(session, computer))
+    session.set_schedule("gamma", {"out": [["vectorize", "x", 4]]})  # a schedule of its own is kept as it is
+    graph, _ = computer.compositor.built_graph(session.document, "output")
+    scheduled = graph.nodes["gamma"].outputs["out"].func
+    assert computer.compositor.kernel_loop_nest(scheduled) is None  # its image is cached: no kernel yet
+    computer.compositor.prepare([scheduled])
+    loop_nest = computer.compositor.kernel_loop_nest(scheduled)
+    assert "parallel" not in loop_nest and "vectorized" in loop_nest
