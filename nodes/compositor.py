@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, Source, inlinable, isolate
-from pixelweave.engine.reference import required_regions
 from pixelweave.engine.stmt import ForType
 from pixelweave.engine.structural_key import structural_key
 from pixelweave.nodes.document import Document, Problem
@@ -47,6 +46,7 @@ from pixelweave.nodes.ports import short_type_name
 from pixelweave.nodes.run import evaluate_extent, input_environment
 from pixelweave.nodes.runtime_params import node_runtime_values, node_structure
 from pixelweave.nodes.schedule_spec import apply_schedule
+from pixelweave.nodes.stage_regions import StageRegions
 
 import pixelweave as pw
 
@@ -96,6 +96,8 @@ class Compositor:
             weakref.WeakKeyDictionary()
         )
         self._node_outputs: weakref.WeakSet[pw.Func] = weakref.WeakSet()  # never inlined: images cached per node
+        self._pipelines: weakref.WeakKeyDictionary[pw.Func, pw.Pipeline] = weakref.WeakKeyDictionary()
+        self.regions = StageRegions()
         # structural key -> (mode, Funcs waiting for it, the compile under way)
         self._pending: dict[str, tuple[str, list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]], Any]] = {}
 
@@ -215,13 +217,15 @@ class Compositor:
         size = [evaluate_extent(e, env) for e in value.extents]
         if any(s <= 0 for s in size):
             raise NodeError(f"the output would be empty (size {size})", node_id)
-        pipeline = pw.Pipeline([value.func])
+        pipeline = self._pipelines.get(value.func)
+        if pipeline is None:  # the same Funcs (kept across run-time edits): the same pipeline
+            pipeline = self._pipelines[value.func] = pw.Pipeline([value.func])
         # only the Params this node's pipeline reads: a run-time parameter that changes nothing
         # here (a clamp boundary's constant, a node elsewhere) is not one of its inputs
         reads = {p.name for p in pipeline.params}
         scalars: dict[str, Any] = {name: p.get() for name, p in graph.scalar_params.items() if name in reads}
         self._node_outputs.update(v.func for node in graph.nodes.values() for v in node.outputs.values())
-        regions = required_regions(pipeline, [[(0, n) for n in size]], {**images, **scalars})
+        regions = self.regions.regions(pipeline, [(0, n) for n in size], images, scalars)
         for name, array in images.items():  # what the image-size variables are
             for i in range(array.ndim):
                 scalars[f"{name}.min.{i}"] = 0

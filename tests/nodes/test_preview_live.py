@@ -11,6 +11,9 @@ from pixelweave.nodes.editing import EditSession
 from pixelweave.nodes.image_cache import ImageCache
 from pixelweave.nodes.pipeline_build import build_document
 from pixelweave.nodes.preview import PreviewComputer
+from pixelweave.nodes.stage_regions import coordinate_scalars
+
+import pixelweave as pw
 
 REPO = Path(__file__).resolve().parents[2]
 SCALE = 4
@@ -150,3 +153,42 @@ def test_an_unscheduled_stage_runs_its_rows_in_parallel_and_gives_the_same_pictu
     computer.compositor.prepare([scheduled])
     loop_nest = computer.compositor.kernel_loop_nest(scheduled)
     assert "parallel" not in loop_nest and "vectorized" in loop_nest
+
+
+def test_coordinate_scalars_are_the_params_a_coordinate_can_depend_on() -> None:
+    image = pw.ImageParam(pw.Float(32), 1, "image")
+    offset, gain, scale = (
+        pw.Param(pw.Int(32), "offset", 1),
+        pw.Param(pw.Float(32), "gain", 2.0),
+        pw.Param(pw.Int(32), "scale", 3),
+    )
+    x = pw.Var("x")
+    index = pw.Func("index")
+    index[x] = x * scale  # its values are coordinates of `looked_up`
+    looked_up = pw.Func("looked_up")
+    looked_up[x] = image[pw.clamp(index[x], 0, 99)] * gain + image[x + offset]
+    assert coordinate_scalars(pw.Pipeline([looked_up])) == {"offset", "scale"}
+
+
+def test_regions_are_remembered_across_edits_of_values_no_coordinate_reads() -> None:
+    session = EditSession()
+    session.add_node("image_input", (0, 0), {"sample": "camera.png", "element": "f32", "layout": "gray"})
+    session.add_node("crop", (200, 0), {"x": 8, "y": 4, "width": 40, "height": 30})
+    session.add_node("gamma", (400, 0))
+    session.add_node("output", (600, 0))
+    session.connect("image_input", "out", "crop", "image")
+    session.connect("crop", "out", "gamma", "image")
+    session.connect("gamma", "out", "output", "image")
+    computer = PreviewComputer()
+    regions = computer.compositor.regions
+    computer.compute(session.document, "output", scale=SCALE)
+    assert regions.computed == 1
+    session.set_param("gamma", "gamma", 1.7)  # a value: the regions are known
+    gamma_edit = computer.compute(session.document, "output", scale=SCALE)
+    assert regions.computed == 1 and gamma_edit.runs >= 1
+    np.testing.assert_array_equal(gamma_edit.array, _fused(session, computer))
+    session.set_param("crop", "x", 20)  # a coordinate: the regions are inferred again
+    crop_edit = computer.compute(session.document, "output", scale=SCALE)
+    assert regions.computed == 2 and crop_edit.compiles == 0
+    np.testing.assert_array_equal(crop_edit.array, _fused(session, computer))
+    assert not np.array_equal(crop_edit.array, gamma_edit.array)
