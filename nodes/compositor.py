@@ -22,6 +22,7 @@ import collections
 import concurrent.futures
 import dataclasses
 import hashlib
+import math
 import os
 import time
 import weakref
@@ -31,7 +32,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pixelweave.engine.codegen.llvm_vector_math import VECTOR_MATH
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.visit import walk
 from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, Source, inlinable, isolate
+from pixelweave.engine.pipeline import func_definitions
+from pixelweave.engine.runtime.jit import compiled_by_structure
 from pixelweave.engine.stmt import ForType
 from pixelweave.engine.structural_key import structural_key
 from pixelweave.nodes.document import Document, Problem
@@ -58,6 +64,8 @@ MODES = ("shift", "guard", "none")
 # Images of a stage inside a node kept per stage and box (a run-time edit's previous values:
 # an undo or a slider moved back); a node's output keeps every version the budget allows.
 STAGE_VERSIONS = 2
+# The most points a stage may have for a quick kernel first (scalar code, rows in parallel).
+QUICK_POINTS = 1 << 21
 
 
 @dataclass
@@ -68,6 +76,7 @@ class CompositorStats:
     kernel_hits: int = 0  # kernels found compiled (in memory or on disk)
     runs: int = 0  # node kernels run
     image_hits: int = 0  # node images found in the image cache
+    upgrades: int = 0  # scheduled kernels compiled in the background after a quick one
     seconds_compiling: float = 0.0
     seconds_running: float = 0.0
     ran: list[str] = field(default_factory=list)  # the Func of each run, in order
@@ -100,6 +109,12 @@ class Compositor:
         self.regions = StageRegions()
         # structural key -> (mode, Funcs waiting for it, the compile under way)
         self._pending: dict[str, tuple[str, list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]], Any]] = {}
+        # structural key -> Funcs computed by a quick kernel whose scheduled one is to compile
+        # after the picture (`_deferred`), then compiling on `_background` (`_upgrades`)
+        self._deferred: dict[str, list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]]] = {}
+        self._upgrades: dict[str, tuple[list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]], Any]] = {}
+        self._background: concurrent.futures.ThreadPoolExecutor | None = None
+        self._quick_kernels: dict[str, tuple[Any, str]] = {}  # scheduled key -> (quick kernel, its key)
 
     # ------------------------------------------------------------------ inputs
     def input_image(self, doc: Document, node_id: str, layout: str, element: str, scale: int) -> tuple[np.ndarray, str]:
@@ -202,6 +217,7 @@ class Compositor:
         check = check or (lambda: None)
         if not doc.has_node(node_id):
             raise NodeError(f"there is no node `{node_id}`")
+        self._collect_upgrades()
         graph, notes = self.built_graph(doc, node_id)
         outputs = graph.nodes[node_id].outputs
         port = port or next(iter(outputs))
@@ -247,7 +263,11 @@ class Compositor:
         workers = min(len(needed), os.cpu_count() or 1)
         pool = concurrent.futures.ThreadPoolExecutor(workers, "pixelweave-kernel") if workers > 1 else None
         try:
-            self.prepare(needed, pool=pool)
+            # an edit (some images are cached) takes quick kernels first; an opening compiles
+            # the scheduled ones at once (it would otherwise compile every kernel twice)
+            edit = bool(computed)
+            quick = {f for f in needed if edit and _quick_eligible(self._isolation(f)[0], regions[f.name()])}
+            self.prepare(needed, pool=pool, quick=quick.__contains__)
             for done, f in enumerate(needed):
                 check()
                 if progress is not None:
@@ -264,6 +284,7 @@ class Compositor:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
             self._collect_pending()
+            self._start_upgrades()
         array, box = computed[value.func.name()]
         window = tuple((0, n) for n in size)
         return np.ascontiguousarray(crop(array, box, window)), "; ".join(notes)
@@ -339,7 +360,9 @@ class Compositor:
         and unguarded tails (fast), then with guarded tails (a box narrower than a split's
         factor), then unscheduled (a schedule that reads outside what the fused pipeline
         computes)."""
-        failure: pw.RuntimeFailure | None = None
+        # the message only: the exception's frames hold the stage's arrays (their memory is
+        # free for new images only once nothing refers to it)
+        failure = ""
         for mode in MODES:
             isolated, compiled, _ = self._kernel(f, notes, mode=mode)
             if mode == "none":
@@ -347,7 +370,7 @@ class Compositor:
             try:
                 return self._run(f, box, isolated, compiled, computed, images, scalars)
             except pw.RuntimeFailure as e:
-                failure = e
+                failure = str(e)
                 if not isolated.scheduled:
                     break
         raise NodeError(f"computing `{f.name()}` failed: {failure}", f.name().split(".", 1)[0]) from None
@@ -416,11 +439,19 @@ class Compositor:
         return isolated, compiled, key
 
     def prepare(
-        self, funcs: list[pw.Func], *, mode: str = "shift", pool: concurrent.futures.Executor | None = None
+        self,
+        funcs: list[pw.Func],
+        *,
+        mode: str = "shift",
+        pool: concurrent.futures.Executor | None = None,
+        quick: Callable[[pw.Func], bool] | None = None,
     ) -> None:
         """Finds or compiles the kernels of funcs in `mode`. Those no cache has are compiled
         on `pool` (their stages wait for them when they run), or here, together, on as many
-        threads as there are cores (LLVM runs without the GIL)."""
+        threads as there are cores (LLVM runs without the GIL). On a pool, a Func for which
+        `quick` is true gets a quick kernel first (unscheduled, rows in parallel: about half
+        the lowering), and its scheduled kernel compiles in the background once the picture
+        is done (`_start_upgrades`)."""
         missing: dict[str, list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]]] = {}
         for f in funcs:
             if mode in self._isolated.get(f, {}):
@@ -428,6 +459,15 @@ class Compositor:
                 continue
             isolated = self._isolation(f)[0] if mode == "shift" else _isolate(f, mode, self.inlined)
             key = isolated.pipeline.structural_key()
+            if key in self._upgrades and not self._upgrades[key][1].done():
+                # its scheduled kernel is still compiling: the quick one serves meanwhile
+                self._upgrades[key][0].append((f, isolated, self.inlined))
+                compiled, quick_key = self._quick_kernels[key]
+                self._isolated.setdefault(f, {})[mode] = (_isolate(f, "none", self.inlined), compiled, quick_key, "")
+                self.stats.kernel_hits += 1
+                continue
+            if key in self._upgrades:
+                self._finish_upgrade(key)
             compiled = self._kernels.get(key)
             if compiled is not None:
                 self._kernels.move_to_end(key)
@@ -441,7 +481,17 @@ class Compositor:
             return
         if pool is not None:
             for key, group in missing.items():
-                self._pending[key] = (mode, group, pool.submit(_compile, *group[0]))
+                f = group[0][0]
+                if (
+                    mode == "shift"
+                    and quick is not None
+                    and quick(f)
+                    and compiled_by_structure(key, KERNEL_LEVEL) is None
+                ):
+                    self._deferred[key] = group
+                    self._pending[key] = (mode, group, pool.submit(_compile_quick, f, self.inlined))
+                else:
+                    self._pending[key] = (mode, group, pool.submit(_compile, *group[0]))
             return
         jobs = [group[0] for group in missing.values()]
         workers = min(len(jobs), os.cpu_count() or 1)
@@ -459,11 +509,16 @@ class Compositor:
         key: str,
         group: list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]],
         result: tuple[Isolated, Any, str, str, float],
+        *,
+        upgrade: bool = False,
     ) -> None:
         """Remember a compiled kernel for every Func of group (Funcs that share the key share
-        the kernel; each keeps its own inputs)."""
+        the kernel; each keeps its own inputs). An upgrade (a scheduled kernel that replaces
+        a quick one) is counted apart from the compiles a picture waited for."""
         isolated, compiled, compiled_key, note, seconds = result
-        if compiled.from_structure_cache:
+        if upgrade:
+            self.stats.upgrades += 1
+        elif compiled.from_structure_cache:
             self.stats.kernel_hits += 1
         else:
             self.stats.compiles += 1
@@ -479,6 +534,43 @@ class Compositor:
             )
         while len(self._kernels) > KERNELS_KEPT:
             self._kernels.popitem(last=False)  # the engine's caches still have its code
+
+    def _start_upgrades(self) -> None:
+        """Compile, in the background, the scheduled kernels of the stages a quick kernel
+        computed (the picture did not wait for them)."""
+        deferred, self._deferred = self._deferred, {}
+        for key, group in deferred.items():
+            known = self._isolated.get(group[0][0], {}).get("shift")
+            if key in self._upgrades or known is None:
+                continue  # already compiling, or its quick kernel never came
+            self._quick_kernels[key] = (known[1], known[2])
+            if self._background is None:
+                self._background = concurrent.futures.ThreadPoolExecutor(1, "pixelweave-upgrade")
+            self._upgrades[key] = (group, self._background.submit(_compile, *group[0]))
+
+    def finish_background(self) -> None:
+        """Wait for the scheduled kernels compiling in the background and use them (tests,
+        and a caller about to measure the preview's speed)."""
+        for key in list(self._upgrades):
+            self._finish_upgrade(key)
+
+    def _collect_upgrades(self) -> None:
+        """Take the scheduled kernels that finished compiling in the background."""
+        for key, (_, future) in list(self._upgrades.items()):
+            if future.done():
+                self._finish_upgrade(key)
+
+    def _finish_upgrade(self, key: str) -> None:
+        """Wait for the scheduled kernel `key` and use it from now on (a failed one is
+        forgotten: the quick kernel stays)."""
+        group, future = self._upgrades.pop(key)
+        self._quick_kernels.pop(key, None)
+        try:
+            result = future.result()
+        except Exception:  # the quick kernel computes the same image: keep it
+            return
+        if result[0].scheduled:
+            self._register("shift", key, group, result, upgrade=True)
 
     def _collect_pending(self) -> None:
         """Keep the kernels that finished compiling after the stages stopped asking (a
@@ -522,6 +614,30 @@ def _unscheduled(f: pw.Func) -> bool:
     return not any(stage.splits for stage in stages) and all(
         dim.for_type == ForType.SERIAL for stage in stages for dim in stage.dims
     )
+
+
+def _quick_eligible(isolated: Isolated, region: list[tuple[int, int]]) -> bool:
+    """Whether a stage may first run a quick kernel: its region is small enough for scalar
+    code, and it calls none of the functions vector code computes differently (exp, log,
+    ...: within an ulp of libm's), so the quick kernel's image is the scheduled one's."""
+    if math.prod(n for _, n in region) > QUICK_POINTS:
+        return False
+    for d in func_definitions(isolated.func):
+        for e in [*d.all_values(), *d.args]:
+            for node in walk(e):
+                if isinstance(node, E.Call) and node.call_kind != "func" and node.name in VECTOR_MATH:
+                    return False
+    return True
+
+
+def _compile_quick(f: pw.Func, inline: Callable[[pw.Func], bool]) -> tuple[Isolated, Any, str, str, float]:
+    """f's quick kernel: unscheduled, its rows in parallel (same sources as mode "none")."""
+    start = time.perf_counter()
+    isolated = isolate(f, schedule=False, inline=inline)
+    if f.dimensions() >= 2:
+        isolated.func.parallel(isolated.func.args()[1])
+    compiled = isolated.pipeline.compile("host", level=KERNEL_LEVEL)
+    return isolated, compiled, isolated.pipeline.structural_key(), "", time.perf_counter() - start
 
 
 def _compile(

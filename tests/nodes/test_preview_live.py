@@ -6,6 +6,7 @@ fresh computation's and the fused pipeline's."""
 from pathlib import Path
 
 import numpy as np
+from pixelweave.engine.runtime.jit import clear_memory_cache
 from pixelweave.nodes.document import load_document
 from pixelweave.nodes.editing import EditSession
 from pixelweave.nodes.image_cache import ImageCache
@@ -192,3 +193,49 @@ def test_regions_are_remembered_across_edits_of_values_no_coordinate_reads() -> 
     assert regions.computed == 2 and crop_edit.compiles == 0
     np.testing.assert_array_equal(crop_edit.array, _fused(session, computer))
     assert not np.array_equal(crop_edit.array, gamma_edit.array)
+
+
+def test_a_structural_edit_runs_a_quick_kernel_first_and_the_scheduled_one_after(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("PIXELWEAVE_CACHE_DIR", str(tmp_path))  # nothing compiled yet
+    clear_memory_cache()
+    session = _chain()
+    session.set_schedule("box_blur", {"out": [["compute_root"], ["vectorize", "x", 8]]})
+    computer = PreviewComputer()
+    compositor = computer.compositor
+
+    def blur_loop_nest() -> str:
+        graph, _ = compositor.built_graph(session.document, "output")
+        return compositor.kernel_loop_nest(graph.nodes["box_blur"].outputs["out"].func) or ""
+
+    computer.compute(session.document, "output", scale=SCALE)
+    assert compositor.stats.upgrades == 0 and "vectorized" in blur_loop_nest()  # an opening: scheduled at once
+
+    session.set_param("box_blur", "radius", 3)
+    edited = computer.compute(session.document, "output", scale=SCALE)
+    assert edited.compiles == 1 and "parallel" in blur_loop_nest() and "vectorized" not in blur_loop_nest()
+    np.testing.assert_array_equal(edited.array, _fused(session, computer))
+
+    compositor.finish_background()
+    assert compositor.stats.upgrades == 1 and "vectorized" in blur_loop_nest()
+    session.set_param("gamma", "gamma", 1.6)  # the scheduled kernel computes the next edits
+    again = computer.compute(session.document, "output", scale=SCALE)
+    assert again.compiles == 0
+    np.testing.assert_array_equal(again.array, _fused(session, computer))
+
+
+def test_the_quick_kernel_is_refused_to_stages_vector_code_computes_differently(tmp_path, monkeypatch) -> None:
+    """exp, log, pow... of float vectors are computed within an ulp of libm's: a stage that
+    calls them waits for its scheduled kernel, whose image the fused pipeline's matches."""
+    monkeypatch.setenv("PIXELWEAVE_CACHE_DIR", str(tmp_path))
+    clear_memory_cache()
+    session = _chain()
+    session.set_schedule("gamma", {"out": [["compute_root"], ["vectorize", "x", 8]]})
+    computer = PreviewComputer()
+    computer.compute(session.document, "output", scale=SCALE)
+    session.set_schedule("gamma", {"out": [["compute_root"], ["vectorize", "x", 4]]})  # a new kernel for a pow() stage
+    session.set_param("gamma", "gamma", 1.3)
+    edited = computer.compute(session.document, "output", scale=SCALE)
+    graph, _ = computer.compositor.built_graph(session.document, "output")
+    assert edited.compiles == 1
+    assert "vectorized" in computer.compositor.kernel_loop_nest(graph.nodes["gamma"].outputs["out"].func)
+    np.testing.assert_array_equal(edited.array, _fused(session, computer))
