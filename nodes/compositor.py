@@ -24,6 +24,7 @@ import dataclasses
 import hashlib
 import math
 import os
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -66,6 +67,8 @@ MODES = ("shift", "guard", "none")
 STAGE_VERSIONS = 2
 # The most points a stage may have for a quick kernel first (scalar code, rows in parallel).
 QUICK_POINTS = 1 << 21
+# Seconds without a picture being computed before a scheduled kernel compiles in the background.
+UPGRADE_PAUSE = 0.4
 
 
 @dataclass
@@ -214,6 +217,22 @@ class Compositor:
         """The output `port` (default: the first) of node_id over [0, size), and a note.
         `check()` is called between stages (it raises to cancel); `progress(done, total)`
         counts the stages."""
+        _ACTIVITY.begin()
+        try:
+            return self._compute(doc, node_id, port, scale=scale, check=check, progress=progress)
+        finally:
+            _ACTIVITY.end()
+
+    def _compute(
+        self,
+        doc: Document,
+        node_id: str,
+        port: str | None,
+        *,
+        scale: int,
+        check: Callable[[], None] | None,
+        progress: Callable[[int, int], None] | None,
+    ) -> tuple[np.ndarray, str]:
         check = check or (lambda: None)
         if not doc.has_node(node_id):
             raise NodeError(f"there is no node `{node_id}`")
@@ -450,8 +469,8 @@ class Compositor:
         on `pool` (their stages wait for them when they run), or here, together, on as many
         threads as there are cores (LLVM runs without the GIL). On a pool, a Func for which
         `quick` is true gets a quick kernel first (unscheduled, rows in parallel: about half
-        the lowering), and its scheduled kernel compiles in the background once the picture
-        is done (`_start_upgrades`)."""
+        the lowering), and its scheduled kernel compiles in the background at the next pause
+        in editing (`_start_upgrades`)."""
         missing: dict[str, list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]]] = {}
         for f in funcs:
             if mode in self._isolated.get(f, {}):
@@ -536,8 +555,8 @@ class Compositor:
             self._kernels.popitem(last=False)  # the engine's caches still have its code
 
     def _start_upgrades(self) -> None:
-        """Compile, in the background, the scheduled kernels of the stages a quick kernel
-        computed (the picture did not wait for them)."""
+        """Compile, in the background once no picture has been computed for a moment, the
+        scheduled kernels of the stages a quick kernel computed (the picture did not wait)."""
         deferred, self._deferred = self._deferred, {}
         for key, group in deferred.items():
             known = self._isolated.get(group[0][0], {}).get("shift")
@@ -546,7 +565,7 @@ class Compositor:
             self._quick_kernels[key] = (known[1], known[2])
             if self._background is None:
                 self._background = concurrent.futures.ThreadPoolExecutor(1, "pixelweave-upgrade")
-            self._upgrades[key] = (group, self._background.submit(_compile, *group[0]))
+            self._upgrades[key] = (group, self._background.submit(_compile_when_idle, *group[0]))
 
     def finish_background(self) -> None:
         """Wait for the scheduled kernels compiling in the background and use them (tests,
@@ -614,6 +633,45 @@ def _unscheduled(f: pw.Func) -> bool:
     return not any(stage.splits for stage in stages) and all(
         dim.for_type == ForType.SERIAL for stage in stages for dim in stage.dims
     )
+
+
+class _Activity:
+    """Whether any compositor of this process is computing a picture, and since when none
+    is: background compiles wait for a pause, so that they do not slow an edit's picture
+    (their lowering holds the GIL) and the edits that follow it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.busy = 0
+        self.idle_since = time.monotonic()
+
+    def begin(self) -> None:
+        with self._lock:
+            self.busy += 1
+
+    def end(self) -> None:
+        with self._lock:
+            self.busy -= 1
+            self.idle_since = time.monotonic()
+
+    def wait_for_pause(self) -> None:
+        while True:
+            with self._lock:
+                quiet = self.busy == 0 and time.monotonic() - self.idle_since >= UPGRADE_PAUSE
+            if quiet:
+                return
+            time.sleep(UPGRADE_PAUSE / 4)
+
+
+_ACTIVITY = _Activity()
+
+
+def _compile_when_idle(
+    f: pw.Func, isolated: Isolated, inline: Callable[[pw.Func], bool]
+) -> tuple[Isolated, Any, str, str, float]:
+    """_compile once no picture has been computed for UPGRADE_PAUSE seconds."""
+    _ACTIVITY.wait_for_pause()
+    return _compile(f, isolated, inline)
 
 
 def _quick_eligible(isolated: Isolated, region: list[tuple[int, int]]) -> bool:

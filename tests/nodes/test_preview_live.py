@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 from pixelweave.engine.runtime.jit import clear_memory_cache
+from pixelweave.nodes import compositor as compositor_module
 from pixelweave.nodes.document import load_document
 from pixelweave.nodes.editing import EditSession
 from pixelweave.nodes.image_cache import ImageCache
@@ -197,6 +198,7 @@ def test_regions_are_remembered_across_edits_of_values_no_coordinate_reads() -> 
 
 def test_a_structural_edit_runs_a_quick_kernel_first_and_the_scheduled_one_after(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PIXELWEAVE_CACHE_DIR", str(tmp_path))  # nothing compiled yet
+    monkeypatch.setattr(compositor_module, "UPGRADE_PAUSE", 1.5)  # seconds without a picture
     clear_memory_cache()
     session = _chain()
     session.set_schedule("box_blur", {"out": [["compute_root"], ["vectorize", "x", 8]]})
@@ -214,6 +216,9 @@ def test_a_structural_edit_runs_a_quick_kernel_first_and_the_scheduled_one_after
     edited = computer.compute(session.document, "output", scale=SCALE)
     assert edited.compiles == 1 and "parallel" in blur_loop_nest() and "vectorized" not in blur_loop_nest()
     np.testing.assert_array_equal(edited.array, _fused(session, computer))
+    session.set_param("gamma", "gamma", 1.4)  # editing goes on: the scheduled kernel waits for a pause
+    assert computer.compute(session.document, "output", scale=SCALE).compiles == 0
+    assert compositor.stats.upgrades == 0 and "vectorized" not in blur_loop_nest()
 
     compositor.finish_background()
     assert compositor.stats.upgrades == 1 and "vectorized" in blur_loop_nest()
