@@ -22,9 +22,10 @@ nodes.preview.PreviewComputer for the picture of the document's first output):
 
 CPU columns (in parentheses) are the process's CPU time, all threads together: on a
 shared machine they show the work done, which wall times under load do not. Times are the
-median of --repeats runs of each edit (the value alternates, so every run is
-a real change). The disk cache of compiled objects is a fresh temporary folder unless
---warm-disk-cache, so "open" includes the compiles a first opening pays. The targets of
+median of --repeats runs of each edit; the run-time edit takes a new value each time (the
+steps of a slider drag), so no run finds its picture in the preview's image cache. The
+disk cache of compiled objects is a fresh temporary folder unless --warm-disk-cache, so
+"open" includes the compiles a first opening pays. The targets of
 the issue: a run-time edit shows its picture within 50 ms, or within twice the pipeline's
 own run time ("run" column, the scheduled pipeline at level full) where that is longer.
 Prints a Markdown table.
@@ -56,8 +57,9 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
-def _runtime_edit(doc: Any) -> tuple[str, str, list[Any]] | None:
-    """(node id, parameter, two different valid values) of the first run-time parameter, floats first."""
+def _runtime_edit(doc: Any, count: int) -> tuple[str, str, list[Any]] | None:
+    """(node id, parameter, `count` different valid values, none the document's) of the first
+    run-time parameter, floats first: the steps of a slider drag, each a value not seen yet."""
     from pixelweave.nodes.node_type import node_type
 
     candidates = []
@@ -65,23 +67,27 @@ def _runtime_edit(doc: Any) -> tuple[str, str, list[Any]] | None:
         cls = node_type(node.type)
         for p in cls.runtime_params():
             value = node.params[p.name]
+            steps = [(k + 1) / count for k in range(count)]  # fractions of the way to the far value
             if p.kind == "float":
                 lo = p.minimum if p.minimum is not None else value - 1.0
                 hi = p.maximum if p.maximum is not None else value + 1.0
-                other = value + 0.25 * (hi - value) if value < hi else value - 0.25 * (value - lo)
-                alternatives = [other, value]
+                far = value + 0.25 * (hi - value) if value < hi else value - 0.25 * (value - lo)
+                alternatives = [value + t * (far - value) for t in steps]
             elif p.kind == "colour":
-                alternatives = [[min(1.0, v * 0.8 + 0.1) for v in value], value]
+                alternatives = [[v + t * (min(1.0, v * 0.8 + 0.1) - v) for v in value] for t in steps]
             elif p.kind == "matrix":
-                alternatives = [[[w * 0.9 for w in row] for row in value], value]
+                alternatives = [[[w * (1 - 0.1 * t) for w in row] for row in value] for t in steps]
             elif p.kind == "curve":
-                alternatives = [[[x, min(1.0, y * 0.9 + 0.05)] for x, y in value], value]
+                alternatives = [[[x, y + t * (min(1.0, y * 0.9 + 0.05) - y)] for x, y in value] for t in steps]
             else:
                 continue
             values = {k: v for k, v in node.params.items()}
             try:
-                values[p.name] = alternatives[0]
-                cls.check_params(values)
+                for alternative in alternatives:
+                    if alternative == value:
+                        raise ValueError("a step that changes nothing")
+                    values[p.name] = alternative
+                    cls.check_params(values)
             except Exception:  # a value the node refuses: try the next parameter
                 continue
             candidates.append((0 if p.kind == "float" else 1, node.id, p.name, alternatives))
@@ -153,25 +159,28 @@ def measure(path: Path, repeats: int) -> dict[str, Any]:
     runs = [_timed(lambda: built.runner.run(images))[0] for _ in range(max(3, repeats))]
     row["run"] = min(runs)
 
-    edit = _runtime_edit(session.document)
+    edit = _runtime_edit(session.document, repeats)
     row["param"] = None
     if edit is not None:
         node_id, name, values = edit
         row["param"] = f"{node_id}.{name}"
-        preview_times, scheduled_times, compiles = [], [], 0
+        preview_times, preview_cpu, scheduled_times, compiles = [], [], [], 0
         for k in range(repeats):
-            value = values[k % 2]
+            value = values[k]
             before = compile_statistics()["objects_compiled"]
+            cpu = time.process_time()
             seconds, (_, shown) = _timed(lambda v=value: (session.set_param(node_id, name, v, merge=True), picture()))
             # LLVM compiles, or the preview's own count of kernels compiled where it keeps one
             compiles += max(compile_statistics()["objects_compiled"] - before, getattr(shown, "compiles", 0))
             preview_times.append(seconds)
+            preview_cpu.append(time.process_time() - cpu)
             seconds, taken = _timed(lambda: (built.update(session.document), built.runner.run(images))[0])
             if not taken:
                 raise RuntimeError(f"{path.name}: the edit of {node_id}.{name} was not taken as a run-time edit")
             scheduled_times.append(seconds)
         session.end_merge()
         row["edit_preview"] = statistics.median(preview_times)
+        row["edit_preview_cpu"] = statistics.median(preview_cpu)
         row["edit_scheduled"] = statistics.median(scheduled_times)
         row["edit_compiles"] = compiles
 
@@ -194,8 +203,9 @@ def measure(path: Path, repeats: int) -> dict[str, Any]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
-        "| example | size | open → loop nest (CPU) | checked | open → picture | run-time edit | → picture (preview) | "
-        "→ picture (scheduled) | compiles | run | target | structural edit | → picture (CPU) | undo → picture |"
+        "| example | size | open → loop nest (CPU) | checked | open → picture | run-time edit | "
+        "→ picture (preview, CPU) | → picture (scheduled) | compiles | run | target | structural edit | "
+        "→ picture (CPU) | undo → picture |"
     )
     lines = [head, "|" + " --- |" * head.count(" | ") + " --- |"]
     for r in rows:
@@ -207,7 +217,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"| {r['example']} | {r['size']} | {_ms(r['open_loop_nest'])} ({_ms(r['open_loop_nest_cpu'])}) | "
             f"{_ms(r['open_checked'])} | "
             f"{_ms(r['open_picture'])} | "
-            f"{r.get('param') or 'none'} | {_ms(r.get('edit_preview'))} | {_ms(r.get('edit_scheduled'))} | "
+            f"{r.get('param') or 'none'} | {_ms(r.get('edit_preview'))} ({_ms(r.get('edit_preview_cpu'))}) | "
+            f"{_ms(r.get('edit_scheduled'))} | "
             f"{r.get('edit_compiles', '—')} | {_ms(r['run'])} | {_ms(target)} {ok} | {r.get('structural') or 'none'} | "
             f"{_ms(r.get('structural_picture'))} ({_ms(r.get('structural_cpu'))}) | {_ms(r.get('undo_picture'))} |"
         )

@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import dataclasses
 import hashlib
+import math
 import os
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -30,9 +33,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pixelweave.engine.codegen.llvm_vector_math import VECTOR_MATH
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.visit import walk
 from pixelweave.engine.isolate import OUTPUT_NAME, Isolated, Source, inlinable, isolate
-from pixelweave.engine.reference import required_regions
-from pixelweave.engine.runtime.buffer import aligned_empty
+from pixelweave.engine.pipeline import func_definitions
+from pixelweave.engine.runtime.jit import compiled_by_structure
+from pixelweave.engine.stmt import ForType
 from pixelweave.engine.structural_key import structural_key
 from pixelweave.nodes.document import Document, Problem
 from pixelweave.nodes.editing import upstream_of
@@ -40,10 +47,13 @@ from pixelweave.nodes.errors import DocumentError, NodeError
 from pixelweave.nodes.graph import BuiltGraph, BuiltNode, NodeSpec
 from pixelweave.nodes.image_cache import Box, ImageCache, crop
 from pixelweave.nodes.images import read_image
+from pixelweave.nodes.node_type import node_types
 from pixelweave.nodes.pipeline_build import build_nodes
 from pixelweave.nodes.ports import short_type_name
 from pixelweave.nodes.run import evaluate_extent, input_environment
+from pixelweave.nodes.runtime_params import node_runtime_values, node_structure
 from pixelweave.nodes.schedule_spec import apply_schedule
+from pixelweave.nodes.stage_regions import StageRegions
 
 import pixelweave as pw
 
@@ -52,6 +62,13 @@ KERNEL_LEVEL = "fast"  # quick to compile; explicitly vectorized code runs about
 # How a stage's kernel is isolated, in the order tried: its schedule with shifted tails (the
 # fastest), with guarded tails (a box narrower than a split's factor), unscheduled.
 MODES = ("shift", "guard", "none")
+# Images of a stage inside a node kept per stage and box (a run-time edit's previous values:
+# an undo or a slider moved back); a node's output keeps every version the budget allows.
+STAGE_VERSIONS = 2
+# The most points a stage may have for a quick kernel first (scalar code, rows in parallel).
+QUICK_POINTS = 1 << 21
+# Seconds without a picture being computed before a scheduled kernel compiles in the background.
+UPGRADE_PAUSE = 0.4
 
 
 @dataclass
@@ -62,6 +79,7 @@ class CompositorStats:
     kernel_hits: int = 0  # kernels found compiled (in memory or on disk)
     runs: int = 0  # node kernels run
     image_hits: int = 0  # node images found in the image cache
+    upgrades: int = 0  # scheduled kernels compiled in the background after a quick one
     seconds_compiling: float = 0.0
     seconds_running: float = 0.0
     ran: list[str] = field(default_factory=list)  # the Func of each run, in order
@@ -90,8 +108,16 @@ class Compositor:
             weakref.WeakKeyDictionary()
         )
         self._node_outputs: weakref.WeakSet[pw.Func] = weakref.WeakSet()  # never inlined: images cached per node
+        self._pipelines: weakref.WeakKeyDictionary[pw.Func, pw.Pipeline] = weakref.WeakKeyDictionary()
+        self.regions = StageRegions()
         # structural key -> (mode, Funcs waiting for it, the compile under way)
         self._pending: dict[str, tuple[str, list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]], Any]] = {}
+        # structural key -> Funcs computed by a quick kernel whose scheduled one is to compile
+        # after the picture (`_deferred`), then compiling on `_background` (`_upgrades`)
+        self._deferred: dict[str, list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]]] = {}
+        self._upgrades: dict[str, tuple[list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]], Any]] = {}
+        self._background: concurrent.futures.ThreadPoolExecutor | None = None
+        self._quick_kernels: dict[str, tuple[Any, str]] = {}  # scheduled key -> (quick kernel, its key)
 
     # ------------------------------------------------------------------ inputs
     def input_image(self, doc: Document, node_id: str, layout: str, element: str, scale: int) -> tuple[np.ndarray, str]:
@@ -118,6 +144,7 @@ class Compositor:
         """node_id and what it reads, built and scheduled; notes for schedules the engine
         refused. Nodes whose definition and sources are unchanged since the last call are
         kept (with their Funcs, whose kernels are then known without isolating them again)."""
+        types = node_types()
         keep = upstream_of(doc, node_id)
         problems = doc.node_problems(keep)
         if problems:
@@ -129,14 +156,26 @@ class Compositor:
         current: dict[str, BuiltNode] = {}
 
         def reuse(spec: NodeSpec, built: dict[str, BuiltNode]) -> BuiltNode | None:
+            # keyed without run-time values: a run-time edit keeps the node's Funcs (and with
+            # them their isolated kernels and algorithm keys) and only sets its Params
             node = by_id[spec.id]
+            cls = types.get(node.type)
+            params, derived = node_structure(cls, node.params)
             sources = sorted((port, node_keys[src], out) for port, (src, out) in spec.inputs.items())
-            key = _digest(node.type, sorted(node.params.items()), sorted(node.schedule.items()), sources)
+            key = _digest(node.type, sorted(params.items()), derived, sorted(node.schedule.items()), sources)
             node_keys[spec.id] = key
             kept = previous.get(key)
-            if kept is None:
+            if kept is None or cls is None:
                 fresh.add(spec.id)
                 return None
+            checked = cls.check_params(node.params)
+            values = node_runtime_values(cls, node.id, checked)
+            if any(p.name not in values for p in kept.scalar_params):
+                fresh.add(spec.id)
+                return None
+            for p in kept.scalar_params:
+                p.set(values[p.name])
+            kept = dataclasses.replace(kept, spec=spec, params=checked)
             current[key] = kept
             return kept
 
@@ -178,9 +217,26 @@ class Compositor:
         """The output `port` (default: the first) of node_id over [0, size), and a note.
         `check()` is called between stages (it raises to cancel); `progress(done, total)`
         counts the stages."""
+        _ACTIVITY.begin()
+        try:
+            return self._compute(doc, node_id, port, scale=scale, check=check, progress=progress)
+        finally:
+            _ACTIVITY.end()
+
+    def _compute(
+        self,
+        doc: Document,
+        node_id: str,
+        port: str | None,
+        *,
+        scale: int,
+        check: Callable[[], None] | None,
+        progress: Callable[[int, int], None] | None,
+    ) -> tuple[np.ndarray, str]:
         check = check or (lambda: None)
         if not doc.has_node(node_id):
             raise NodeError(f"there is no node `{node_id}`")
+        self._collect_upgrades()
         graph, notes = self.built_graph(doc, node_id)
         outputs = graph.nodes[node_id].outputs
         port = port or next(iter(outputs))
@@ -196,13 +252,15 @@ class Compositor:
         size = [evaluate_extent(e, env) for e in value.extents]
         if any(s <= 0 for s in size):
             raise NodeError(f"the output would be empty (size {size})", node_id)
-        pipeline = pw.Pipeline([value.func])
+        pipeline = self._pipelines.get(value.func)
+        if pipeline is None:  # the same Funcs (kept across run-time edits): the same pipeline
+            pipeline = self._pipelines[value.func] = pw.Pipeline([value.func])
         # only the Params this node's pipeline reads: a run-time parameter that changes nothing
         # here (a clamp boundary's constant, a node elsewhere) is not one of its inputs
         reads = {p.name for p in pipeline.params}
         scalars: dict[str, Any] = {name: p.get() for name, p in graph.scalar_params.items() if name in reads}
         self._node_outputs.update(v.func for node in graph.nodes.values() for v in node.outputs.values())
-        regions = required_regions(pipeline, [[(0, n) for n in size]], {**images, **scalars})
+        regions = self.regions.regions(pipeline, [(0, n) for n in size], images, scalars)
         for name, array in images.items():  # what the image-size variables are
             for i in range(array.ndim):
                 scalars[f"{name}.min.{i}"] = 0
@@ -217,34 +275,67 @@ class Compositor:
         for f in stages:
             isolated, algorithm = self._isolation(f)
             keys[f.name()] = _digest("image", algorithm, self._identity(f, isolated, keys, image_keys, scalars))
-        needed = [f for f in stages if not self.images.covers(keys[f.name()], tuple(regions[f.name()]))]
         computed: dict[str, tuple[np.ndarray, Box]] = {}
+        needed = self._needed(stages, value.func.name(), keys, regions, computed)
         # Kernels compile on worker threads while the stages whose kernels are ready run
         # (LLVM and the kernels run without the GIL): a stage waits only for its own kernel.
         workers = min(len(needed), os.cpu_count() or 1)
         pool = concurrent.futures.ThreadPoolExecutor(workers, "pixelweave-kernel") if workers > 1 else None
         try:
-            self.prepare(needed, pool=pool)
-            for done, f in enumerate(stages):
+            # an edit (some images are cached) takes quick kernels first; an opening compiles
+            # the scheduled ones at once (it would otherwise compile every kernel twice)
+            edit = bool(computed)
+            quick = {f for f in needed if edit and _quick_eligible(self._isolation(f)[0], regions[f.name()])}
+            self.prepare(needed, pool=pool, quick=quick.__contains__)
+            for done, f in enumerate(needed):
                 check()
                 if progress is not None:
-                    progress(done, len(stages))
+                    progress(done, len(needed))
                 box = tuple(regions[f.name()])
-                cached = self.images.get(keys[f.name()], box)
-                if cached is not None:
-                    self.stats.image_hits += 1
-                    computed[f.name()] = (cached, box)
-                    continue
                 out = self._stage(f, box, computed, images, scalars, notes)
-                self.images.put(keys[f.name()], out, box)
+                if f in self._node_outputs:
+                    self.images.put(keys[f.name()], out, box)
+                else:  # a stage inside a node: a few versions are enough (a drag makes many)
+                    slot = _digest("slot", f.name(), self._isolation(f)[1], box)
+                    self.images.put(keys[f.name()], out, box, slot=slot, versions=STAGE_VERSIONS)
                 computed[f.name()] = (out, box)
         finally:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
             self._collect_pending()
+            self._start_upgrades()
         array, box = computed[value.func.name()]
         window = tuple((0, n) for n in size)
         return np.ascontiguousarray(crop(array, box, window)), "; ".join(notes)
+
+    def _needed(
+        self,
+        stages: list[pw.Func],
+        output: str,
+        keys: dict[str, str],
+        regions: dict[str, Any],
+        computed: dict[str, tuple[np.ndarray, Box]],
+    ) -> list[pw.Func]:
+        """The stages to run, producers first: those the output needs, through stages whose
+        images are not cached, and whose own images are not cached. The cached images they
+        read go into `computed` (held there, so the runs cannot evict them)."""
+        sources = {
+            f.name(): [s.name for s in self._isolation(f)[0].sources.values() if s.kind == "func"] for f in stages
+        }
+        demanded, run = {output}, set()
+        for f in reversed(stages):  # consumers before their producers
+            name = f.name()
+            if name not in demanded:
+                continue
+            box = tuple(regions[name])
+            cached = self.images.get(keys[name], box)
+            if cached is not None:
+                self.stats.image_hits += 1
+                computed[name] = (cached, box)
+            else:
+                run.add(name)
+                demanded.update(sources[name])
+        return [f for f in stages if f.name() in run]
 
     def inlined(self, g: pw.Func) -> bool:
         """Whether g is substituted into its consumers' kernels rather than an image of its
@@ -288,7 +379,9 @@ class Compositor:
         and unguarded tails (fast), then with guarded tails (a box narrower than a split's
         factor), then unscheduled (a schedule that reads outside what the fused pipeline
         computes)."""
-        failure: pw.RuntimeFailure | None = None
+        # the message only: the exception's frames hold the stage's arrays (their memory is
+        # free for new images only once nothing refers to it)
+        failure = ""
         for mode in MODES:
             isolated, compiled, _ = self._kernel(f, notes, mode=mode)
             if mode == "none":
@@ -296,7 +389,7 @@ class Compositor:
             try:
                 return self._run(f, box, isolated, compiled, computed, images, scalars)
             except pw.RuntimeFailure as e:
-                failure = e
+                failure = str(e)
                 if not isolated.scheduled:
                     break
         raise NodeError(f"computing `{f.name()}` failed: {failure}", f.name().split(".", 1)[0]) from None
@@ -324,7 +417,7 @@ class Compositor:
                 args[arg] = images[source.name]
             else:
                 args[arg] = _scalar_value(f, source, scalars)
-        out = aligned_empty(tuple(n for _, n in reversed(box)), f.type().numpy())
+        out = self.images.empty(tuple(n for _, n in reversed(box)), f.type().numpy())
         known = {a.name for a in compiled.native.arguments}  # what the kernel does not read is no argument
         start = time.perf_counter()
         compiled.native(
@@ -336,6 +429,14 @@ class Compositor:
         self.stats.runs += 1
         self.stats.ran.append(f.name())
         return out
+
+    def kernel_loop_nest(self, f: pw.Func) -> str | None:
+        """The loop nest of the kernel that computed f's image last (None before one did)."""
+        known = self._isolated.get(f, {})
+        for mode in MODES:
+            if mode in known:
+                return known[mode][1].loop_nest_text
+        return None
 
     def _kernel(self, f: pw.Func, notes: list[str], *, mode: str = "shift") -> tuple[Isolated, Any, str]:
         """f isolated in `mode` (MODES) and its compiled kernel (this compositor's, the
@@ -357,11 +458,19 @@ class Compositor:
         return isolated, compiled, key
 
     def prepare(
-        self, funcs: list[pw.Func], *, mode: str = "shift", pool: concurrent.futures.Executor | None = None
+        self,
+        funcs: list[pw.Func],
+        *,
+        mode: str = "shift",
+        pool: concurrent.futures.Executor | None = None,
+        quick: Callable[[pw.Func], bool] | None = None,
     ) -> None:
         """Finds or compiles the kernels of funcs in `mode`. Those no cache has are compiled
         on `pool` (their stages wait for them when they run), or here, together, on as many
-        threads as there are cores (LLVM runs without the GIL)."""
+        threads as there are cores (LLVM runs without the GIL). On a pool, a Func for which
+        `quick` is true gets a quick kernel first (unscheduled, rows in parallel: about half
+        the lowering), and its scheduled kernel compiles in the background at the next pause
+        in editing (`_start_upgrades`)."""
         missing: dict[str, list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]]] = {}
         for f in funcs:
             if mode in self._isolated.get(f, {}):
@@ -369,6 +478,15 @@ class Compositor:
                 continue
             isolated = self._isolation(f)[0] if mode == "shift" else _isolate(f, mode, self.inlined)
             key = isolated.pipeline.structural_key()
+            if key in self._upgrades and not self._upgrades[key][1].done():
+                # its scheduled kernel is still compiling: the quick one serves meanwhile
+                self._upgrades[key][0].append((f, isolated, self.inlined))
+                compiled, quick_key = self._quick_kernels[key]
+                self._isolated.setdefault(f, {})[mode] = (_isolate(f, "none", self.inlined), compiled, quick_key, "")
+                self.stats.kernel_hits += 1
+                continue
+            if key in self._upgrades:
+                self._finish_upgrade(key)
             compiled = self._kernels.get(key)
             if compiled is not None:
                 self._kernels.move_to_end(key)
@@ -382,7 +500,17 @@ class Compositor:
             return
         if pool is not None:
             for key, group in missing.items():
-                self._pending[key] = (mode, group, pool.submit(_compile, *group[0]))
+                f = group[0][0]
+                if (
+                    mode == "shift"
+                    and quick is not None
+                    and quick(f)
+                    and compiled_by_structure(key, KERNEL_LEVEL) is None
+                ):
+                    self._deferred[key] = group
+                    self._pending[key] = (mode, group, pool.submit(_compile_quick, f, self.inlined))
+                else:
+                    self._pending[key] = (mode, group, pool.submit(_compile, *group[0]))
             return
         jobs = [group[0] for group in missing.values()]
         workers = min(len(jobs), os.cpu_count() or 1)
@@ -400,11 +528,16 @@ class Compositor:
         key: str,
         group: list[tuple[pw.Func, Isolated, Callable[[pw.Func], bool]]],
         result: tuple[Isolated, Any, str, str, float],
+        *,
+        upgrade: bool = False,
     ) -> None:
         """Remember a compiled kernel for every Func of group (Funcs that share the key share
-        the kernel; each keeps its own inputs)."""
+        the kernel; each keeps its own inputs). An upgrade (a scheduled kernel that replaces
+        a quick one) is counted apart from the compiles a picture waited for."""
         isolated, compiled, compiled_key, note, seconds = result
-        if compiled.from_structure_cache:
+        if upgrade:
+            self.stats.upgrades += 1
+        elif compiled.from_structure_cache:
             self.stats.kernel_hits += 1
         else:
             self.stats.compiles += 1
@@ -420,6 +553,43 @@ class Compositor:
             )
         while len(self._kernels) > KERNELS_KEPT:
             self._kernels.popitem(last=False)  # the engine's caches still have its code
+
+    def _start_upgrades(self) -> None:
+        """Compile, in the background once no picture has been computed for a moment, the
+        scheduled kernels of the stages a quick kernel computed (the picture did not wait)."""
+        deferred, self._deferred = self._deferred, {}
+        for key, group in deferred.items():
+            known = self._isolated.get(group[0][0], {}).get("shift")
+            if key in self._upgrades or known is None:
+                continue  # already compiling, or its quick kernel never came
+            self._quick_kernels[key] = (known[1], known[2])
+            if self._background is None:
+                self._background = concurrent.futures.ThreadPoolExecutor(1, "pixelweave-upgrade")
+            self._upgrades[key] = (group, self._background.submit(_compile_when_idle, *group[0]))
+
+    def finish_background(self) -> None:
+        """Wait for the scheduled kernels compiling in the background and use them (tests,
+        and a caller about to measure the preview's speed)."""
+        for key in list(self._upgrades):
+            self._finish_upgrade(key)
+
+    def _collect_upgrades(self) -> None:
+        """Take the scheduled kernels that finished compiling in the background."""
+        for key, (_, future) in list(self._upgrades.items()):
+            if future.done():
+                self._finish_upgrade(key)
+
+    def _finish_upgrade(self, key: str) -> None:
+        """Wait for the scheduled kernel `key` and use it from now on (a failed one is
+        forgotten: the quick kernel stays)."""
+        group, future = self._upgrades.pop(key)
+        self._quick_kernels.pop(key, None)
+        try:
+            result = future.result()
+        except Exception:  # the quick kernel computes the same image: keep it
+            return
+        if result[0].scheduled:
+            self._register("shift", key, group, result, upgrade=True)
 
     def _collect_pending(self) -> None:
         """Keep the kernels that finished compiling after the stages stopped asking (a
@@ -441,10 +611,91 @@ def _scalar_value(f: pw.Func, source: Source, scalars: dict[str, Any]) -> Any:
 
 
 def _isolate(f: pw.Func, mode: str, inline: Callable[[pw.Func], bool]) -> Isolated:
-    """f isolated in a mode of MODES, the Funcs `inline` names substituted into it."""
+    """f isolated in a mode of MODES, the Funcs `inline` names substituted into it. A stage
+    its document leaves unscheduled (a node's output the fused pipeline inlines into a
+    scheduled consumer) runs its rows in parallel: that never changes a value."""
     if mode == "none":
         return isolate(f, schedule=False, inline=inline)
-    return isolate(f, guard_tails=mode == "guard", inline=inline)
+    isolated = isolate(f, guard_tails=mode == "guard", inline=inline)
+    if f.dimensions() >= 2 and _unscheduled(f):
+        isolated.func.parallel(isolated.func.args()[1])
+    return isolated
+
+
+def _unscheduled(f: pw.Func) -> bool:
+    """Whether f is one pure definition whose loops are all serial and unsplit."""
+    if f.updates():
+        return False
+    schedule = f.definition().schedule
+    if schedule is None:
+        return True
+    stages = schedule.all_schedules()
+    return not any(stage.splits for stage in stages) and all(
+        dim.for_type == ForType.SERIAL for stage in stages for dim in stage.dims
+    )
+
+
+class _Activity:
+    """Whether any compositor of this process is computing a picture, and since when none
+    is: background compiles wait for a pause, so that they do not slow an edit's picture
+    (their lowering holds the GIL) and the edits that follow it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.busy = 0
+        self.idle_since = time.monotonic()
+
+    def begin(self) -> None:
+        with self._lock:
+            self.busy += 1
+
+    def end(self) -> None:
+        with self._lock:
+            self.busy -= 1
+            self.idle_since = time.monotonic()
+
+    def wait_for_pause(self) -> None:
+        while True:
+            with self._lock:
+                quiet = self.busy == 0 and time.monotonic() - self.idle_since >= UPGRADE_PAUSE
+            if quiet:
+                return
+            time.sleep(UPGRADE_PAUSE / 4)
+
+
+_ACTIVITY = _Activity()
+
+
+def _compile_when_idle(
+    f: pw.Func, isolated: Isolated, inline: Callable[[pw.Func], bool]
+) -> tuple[Isolated, Any, str, str, float]:
+    """_compile once no picture has been computed for UPGRADE_PAUSE seconds."""
+    _ACTIVITY.wait_for_pause()
+    return _compile(f, isolated, inline)
+
+
+def _quick_eligible(isolated: Isolated, region: list[tuple[int, int]]) -> bool:
+    """Whether a stage may first run a quick kernel: its region is small enough for scalar
+    code, and it calls none of the functions vector code computes differently (exp, log,
+    ...: within an ulp of libm's), so the quick kernel's image is the scheduled one's."""
+    if math.prod(n for _, n in region) > QUICK_POINTS:
+        return False
+    for d in func_definitions(isolated.func):
+        for e in [*d.all_values(), *d.args]:
+            for node in walk(e):
+                if isinstance(node, E.Call) and node.call_kind != "func" and node.name in VECTOR_MATH:
+                    return False
+    return True
+
+
+def _compile_quick(f: pw.Func, inline: Callable[[pw.Func], bool]) -> tuple[Isolated, Any, str, str, float]:
+    """f's quick kernel: unscheduled, its rows in parallel (same sources as mode "none")."""
+    start = time.perf_counter()
+    isolated = isolate(f, schedule=False, inline=inline)
+    if f.dimensions() >= 2:
+        isolated.func.parallel(isolated.func.args()[1])
+    compiled = isolated.pipeline.compile("host", level=KERNEL_LEVEL)
+    return isolated, compiled, isolated.pipeline.structural_key(), "", time.perf_counter() - start
 
 
 def _compile(

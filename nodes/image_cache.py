@@ -5,12 +5,19 @@ node's structure, its upstream images, its run-time values, the scale), the box 
 they are known. A request for a box inside the cached one is a view of it. The budget
 defaults to a fraction of the machine's memory (PIXELWEAVE_PREVIEW_MEMORY, in MiB,
 overrides it); the least recently used images go first.
+
+An entry may belong to a slot (one stage over one box: its versions differ only in values,
+e.g. the run-time values of a slider drag) that keeps at most a few versions. Evicted
+arrays become spares: a new image of the same size takes a spare's memory instead of fresh
+pages (on this kind of machine first-touching fresh memory costs about 2-3 ms per MiB, more
+than computing most stages), provided nothing else still holds the spare.
 """
 
 from __future__ import annotations
 
 import collections
 import os
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -19,6 +26,9 @@ import numpy as np
 MEMORY_ENV = "PIXELWEAVE_PREVIEW_MEMORY"
 DEFAULT_FRACTION = 0.15
 FALLBACK_BYTES = 1 << 30
+SPARE_FRACTION = 0.25  # of the budget, at most SPARE_LIMIT bytes, kept as spare arrays
+SPARE_LIMIT = 1 << 30
+ALIGNMENT = 64  # as the engine's own buffers (engine.runtime.buffer.ALIGNMENT)
 
 Box = tuple[tuple[int, int], ...]  # (min, extent) per dimension, Func order
 
@@ -56,6 +66,19 @@ def crop(array: np.ndarray, box: Box, window: Box) -> np.ndarray:
 class CachedImage:
     array: np.ndarray
     box: Box
+    slot: str | None = None
+
+
+def _owner(array: np.ndarray) -> np.ndarray:
+    """The array that owns array's memory (NumPy views point at the owner directly)."""
+    return array if array.base is None or not isinstance(array.base, np.ndarray) else array.base
+
+
+def _free(spare: np.ndarray) -> bool:
+    """Whether nothing outside the spares holds a spare's memory: no view of it is alive
+    (a picture handed out, a stage's input). The references counted are the spares' own,
+    the caller's name for it, this function's argument and getrefcount's."""
+    return sys.getrefcount(spare) <= 4
 
 
 class ImageCache:
@@ -64,9 +87,14 @@ class ImageCache:
     def __init__(self, budget: int | None = None) -> None:
         self.budget = default_budget() if budget is None else int(budget)
         self._entries: collections.OrderedDict[str, CachedImage] = collections.OrderedDict()
+        self._slots: dict[str, list[str]] = {}  # slot -> its keys, least recently stored first
         self._bytes = 0
         self._lock = threading.Lock()
+        self._spares: collections.OrderedDict[int, np.ndarray] = collections.OrderedDict()  # id -> array
+        self._spare_bytes = 0
+        self.spare_budget = min(int(self.budget * SPARE_FRACTION), SPARE_LIMIT)
         self.evictions = 0
+        self.reused = 0  # arrays handed out again by empty()
 
     @property
     def bytes(self) -> int:
@@ -98,23 +126,72 @@ class ImageCache:
             entry = self._entries.get(key)
             return None if entry is None else entry.box
 
-    def put(self, key: str, array: np.ndarray, box: Box) -> None:
+    def put(self, key: str, array: np.ndarray, box: Box, *, slot: str | None = None, versions: int = 0) -> None:
         """Keeps array (covering box) under key, replacing what was there; an image larger
-        than the whole budget is not kept."""
+        than the whole budget is not kept. With a slot and `versions` > 0, the slot keeps
+        only its `versions` most recently stored images."""
         with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= old.array.nbytes
+            self._remove(key)
             if array.nbytes > self.budget:
                 return
-            self._entries[key] = CachedImage(array, box)
+            self._entries[key] = CachedImage(array, box, slot)
             self._bytes += array.nbytes
+            if slot is not None:
+                keys = self._slots.setdefault(slot, [])
+                keys.append(key)
+                while versions > 0 and len(keys) > versions:
+                    self._evict(keys[0])
             while self._bytes > self.budget and self._entries:
-                _, evicted = self._entries.popitem(last=False)
-                self._bytes -= evicted.array.nbytes
-                self.evictions += 1
+                self._evict(next(iter(self._entries)))
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """An uninitialised array of shape and dtype, aligned for vector stores: a spare's
+        memory when one of exactly its size is free, else new memory."""
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize + ALIGNMENT
+        with self._lock:
+            for ident in list(self._spares):
+                raw = self._spares[ident]
+                if raw.nbytes == nbytes and _free(raw):
+                    del self._spares[ident]
+                    self._spare_bytes -= raw.nbytes
+                    self.reused += 1
+                    break
+            else:
+                raw = np.empty(nbytes, dtype=np.uint8)
+        offset = (-raw.ctypes.data) % ALIGNMENT
+        return raw[offset : offset + nbytes - ALIGNMENT].view(dtype).reshape(shape)
+
+    def _remove(self, key: str) -> CachedImage | None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self._bytes -= entry.array.nbytes
+            if entry.slot is not None:
+                keys = self._slots[entry.slot]
+                keys.remove(key)
+                if not keys:
+                    del self._slots[entry.slot]
+        return entry
+
+    def _evict(self, key: str) -> None:
+        """Forget image `key`; its memory becomes a spare (the oldest spares go first)."""
+        entry = self._remove(key)
+        if entry is None:
+            return
+        self.evictions += 1
+        raw = _owner(entry.array)
+        del entry
+        if raw.dtype != np.uint8 or raw.ndim != 1 or raw.nbytes > self.spare_budget or id(raw) in self._spares:
+            return  # not an array empty() made, or too large to keep
+        self._spares[id(raw)] = raw
+        self._spare_bytes += raw.nbytes
+        while self._spare_bytes > self.spare_budget:
+            _, dropped = self._spares.popitem(last=False)
+            self._spare_bytes -= dropped.nbytes
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
-            self._bytes = 0
+            self._slots.clear()
+            self._spares.clear()
+            self._bytes = self._spare_bytes = 0

@@ -117,14 +117,21 @@ def structure_key(doc: Document) -> str:
     types = node_types()
     nodes = []
     for node in doc.nodes:
-        cls = types.get(node.type)
-        runtime = {p.name: p for p in cls.params if p.runtime} if cls is not None else {}
-        params = {k: (_shape(runtime[k], v) if k in runtime else v) for k, v in node.params.items()}
-        derived = None
-        if runtime:
-            try:
-                derived = cls.runtime_structure(cls.check_params(node.params))
-            except NodeError:
-                derived = None  # refused values: BuiltDocument.update and builds report them
+        params, derived = node_structure(types.get(node.type), node.params)
         nodes.append([node.id, node.type, params, derived, dict(node.inputs), node.all_schedules()])
     return json.dumps(nodes, sort_keys=True)
+
+
+def node_structure(cls: type[NodeType] | None, params: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """One node's parameters without their run-time values, and what the node type says
+    those values still decide: nodes with equal structure build the same Funcs, told apart
+    only by their Params' values (the preview keeps a node's Funcs across run-time edits)."""
+    runtime = {p.name: p for p in cls.params if p.runtime} if cls is not None else {}
+    shaped = {k: (_shape(runtime[k], v) if k in runtime else v) for k, v in params.items()}
+    derived = None
+    if runtime:
+        try:
+            derived = cls.runtime_structure(cls.check_params(params))
+        except NodeError:
+            derived = None  # refused values: BuiltDocument.update and builds report them
+    return shaped, derived
