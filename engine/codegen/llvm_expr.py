@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pixelweave.engine.codegen.llvm_address import exact_index64
 from pixelweave.engine.codegen.llvm_gather import gather, scatter
 from pixelweave.engine.codegen.llvm_ir import (
     FunctionBuilder,
@@ -150,7 +151,7 @@ class ExprCodeGen:
         align = element_bytes(t)
         b = self.b
         if t.lanes == 1:
-            p = b.gep(elem, ref.pointer, self._index64(self._expr(s.index, hint="index")), f"{s.buffer}.addr")
+            p = b.gep(elem, ref.pointer, self._address(s.index), f"{s.buffer}.addr")
             if s.atomic is not None:
                 op = _atomic_rmw(s.atomic, t)
                 b.assign(elem, f"atomicrmw {op} ptr {p.ref}, {value} monotonic, align {align}", f"{s.buffer}.old")
@@ -161,8 +162,7 @@ class ExprCodeGen:
             raise CompileError(f"the atomic update of `{s.buffer}` reached the backend as a vector store")
         idx = s.index
         if isinstance(idx, Ramp) and constant_int(idx.stride) == 1:
-            base = self._expr(idx.base, hint="index")
-            p = b.gep(elem, ref.pointer, self._index64(base), f"{s.buffer}.addr")
+            p = b.gep(elem, ref.pointer, self._address(idx.base), f"{s.buffer}.addr")
             b.store(value, p, align)
             return
         scatter(b, self.module, value, elem, ref.pointer, self._index64(self._expr(idx, hint="index")), align)
@@ -189,6 +189,11 @@ class ExprCodeGen:
             f"while computing {where}",
             [(lo64, Int(64)), (hi64, Int(64)), (ref.lo, Int(64)), (ref.hi, Int(64))],
         )
+
+    def _address(self, index: E.Expr) -> Value:
+        """The i64 element index of a scalar int32 index expression (exact where it fits:
+        llvm_address), so that LLVM can step pointers through loops."""
+        return exact_index64(index, self.b, lambda e: self._expr(e, hint="index"))
 
     def _index64(self, index: Value) -> Value:
         ty = "i64" if not index.ty.startswith("<") else index.ty.replace("i32", "i64")
@@ -349,13 +354,13 @@ class ExprCodeGen:
         align = element_bytes(t)
         b = self.b
         if t.lanes == 1:
-            p = b.gep(elem, ref.pointer, self._index64(self._expr(e.index, hint="index")), f"{e.buffer}.addr")
+            p = b.gep(elem, ref.pointer, self._address(e.index), f"{e.buffer}.addr")
             return self._from_memory(b.load(elem, p, align, e.buffer), t)
         idx = e.index
         stride = constant_int(idx.stride) if isinstance(idx, Ramp) else None
         if isinstance(idx, Broadcast) or stride == 0:
             scalar_index = idx.value if isinstance(idx, Broadcast) else idx.base
-            p = b.gep(elem, ref.pointer, self._index64(self._expr(scalar_index, hint="index")), f"{e.buffer}.addr")
+            p = b.gep(elem, ref.pointer, self._address(scalar_index), f"{e.buffer}.addr")
             scalar = self._from_memory(b.load(elem, p, align, e.buffer), t.element_of())
             return self._splat(scalar, t)
         if isinstance(idx, Ramp) and stride is not None and 1 <= abs(stride) <= 4:
@@ -373,9 +378,8 @@ class ExprCodeGen:
         elem = memory_scalar_type(t.element_of())
         lanes = t.lanes
         span = (lanes - 1) * abs(stride) + 1
-        base = self._expr(idx.base, hint="index")
-        first = base if stride > 0 else b.binop("add", base, int_const(32, (lanes - 1) * stride), "first")
-        p = b.gep(elem, ref.pointer, self._index64(first), f"{buffer}.addr")
+        first = idx.base if stride > 0 else E.Add(idx.base, E.Const(_I32, (lanes - 1) * stride))
+        p = b.gep(elem, ref.pointer, self._address(first), f"{buffer}.addr")
         span_ty = vector_of(elem, span)
         block = b.load(span_ty, p, element_bytes(t), buffer)
         if span == lanes and stride == 1:
