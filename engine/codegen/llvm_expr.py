@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pixelweave.engine.codegen.llvm_address import exact_index64
+from pixelweave.engine.codegen.llvm_address import WideValue, exact_index64, wide_let
 from pixelweave.engine.codegen.llvm_gather import gather, scatter
 from pixelweave.engine.codegen.llvm_ir import (
     FunctionBuilder,
@@ -193,7 +193,11 @@ class ExprCodeGen:
     def _address(self, index: E.Expr) -> Value:
         """The i64 element index of a scalar int32 index expression (exact where it fits:
         llvm_address), so that LLVM can step pointers through loops."""
-        return exact_index64(index, self.b, lambda e: self._expr(e, hint="index"))
+        return exact_index64(index, self.b, lambda e: self._expr(e, hint="index"), self.fn.wide_lets)
+
+    def _wide_let(self, value: E.Expr) -> WideValue | None:
+        """The i64 form of a scalar int32 let's value, for the addresses that use it."""
+        return wide_let(value, self.b, lambda e: self._expr(e, hint="index"), self.fn.wide_lets)
 
     def _index64(self, index: Value) -> Value:
         ty = "i64" if not index.ty.startswith("<") else index.ty.replace("i32", "i64")

@@ -16,7 +16,7 @@ from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int, UInt
 from pixelweave.engine.lowered import LoweredPipeline
 from pixelweave.engine.runtime.jit import compile_pipeline
-from pixelweave.engine.stmt import For, ForType, Load, Store
+from pixelweave.engine.stmt import For, ForType, LetStmt, Load, Store
 
 import pixelweave as pw
 from tests.codegen.builders import buffer, i32, scalar, var
@@ -44,6 +44,23 @@ def test_a_scalar_load_index_is_summed_in_64_bits():
     assert not re.search(r"(add|sub|mul) i32 ", load_block.split("for.x", 1)[-1])
 
 
+def _let_offset_copy() -> LoweredPipeline:
+    """out[x] = inp[t - c] with `let t = x + a * b` (as a split binds x.base) around the store."""
+    x, a, b, c, t = var("x"), var("a"), var("b"), var("c"), var("t")
+    u8 = UInt(8)
+    store = Store("out", Load(u8, "inp", E.Sub(t, c)), x)
+    body = For("x", i32(0), var("out.extent.0"), ForType.SERIAL, LetStmt("t", E.Add(x, E.Mul(a, b)), store))
+    args = [buffer("inp", u8), scalar("a", Int(32)), scalar("b", Int(32)), scalar("c", Int(32)), buffer("out", u8, 1, True)]
+    return LoweredPipeline("let_offset_copy", args, body)
+
+
+def test_an_index_through_an_int32_let_is_summed_in_64_bits_too():
+    ir = _ir(_let_offset_copy())
+    assert "sext i32 %t" not in ir  # the let's i64 form, not the 32-bit let extended
+    loop = ir.split("for.x", 1)[1].split("load i8", 1)[0]
+    assert re.search(r"sub i64 ", loop) and re.search(r"mul i64 ", loop)
+
+
 @pytest.mark.parametrize(
     ("a", "b", "c", "start"),
     [(3, 5, 15, 0), (-7, 9, -70, 7), (65536, 32768, (1 << 31) - 1, 1), (-65536, 32768, -(1 << 31), 0)],
@@ -51,11 +68,12 @@ def test_a_scalar_load_index_is_summed_in_64_bits():
 def test_the_64_bit_index_reads_the_element_the_32_bit_index_names(a, b, c, start):
     """In the last two cases a * b - c wraps in 32 bits on the way (2**31 is -2**31 there)
     but the index fits: the 64-bit sum reads the same element."""
-    fn = compile_pipeline(_offset_copy(), level="full", cache=False)
-    inp = np.arange(64, dtype=np.uint8)
-    out = np.zeros(20, np.uint8)
-    fn({"inp": inp, "a": a, "b": b, "c": c}, {"out": out})
-    np.testing.assert_array_equal(out, inp[start : start + 20])
+    for lowered in (_offset_copy(), _let_offset_copy()):
+        fn = compile_pipeline(lowered, level="full", cache=False)
+        inp = np.arange(64, dtype=np.uint8)
+        out = np.zeros(20, np.uint8)
+        fn({"inp": inp, "a": a, "b": b, "c": c}, {"out": out})
+        np.testing.assert_array_equal(out, inp[start : start + 20])
 
 
 @pytest.mark.parametrize("size", [(1, 1), (7, 3), (16, 17), (33, 9)])
