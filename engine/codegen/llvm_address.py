@@ -7,10 +7,11 @@ index every iteration instead of stepping a pointer (Halide gets the pointer by 
 int32 overflow undefined). Here the additions, subtractions and multiplications of int32
 index terms are done in i64 on sign-extended operands, and their minima and maxima where
 the operands' values surely fit in i64. Lowering already assumes that int32 arithmetic
-does not overflow (engine/lower/simplify.py, as Halide does); under that assumption this
-is the same index, and without it the sums and products still agree with the 32-bit
-ones whenever the index fits in int32, as every in-bounds index does (both are the
-exact value modulo their width). The generated code stays free of poison (no nsw flags).
+does not overflow (engine/lower/simplify.py, as Halide does), and wherever the index
+arithmetic does not overflow int32 this is the same index. (Where a sum or product does
+wrap on the way and the index is sums and products of widened terms only, the two still
+agree whenever the index fits in int32, both being the exact value modulo their width.)
+The generated code stays free of poison (no nsw flags).
 """
 
 from __future__ import annotations
