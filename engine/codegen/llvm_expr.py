@@ -376,24 +376,67 @@ class ExprCodeGen:
         return self._from_memory(gather(b, self.module, memory_type(t), elem, ref.pointer, index64, align), t)
 
     def _strided_dense_load(self, ref: BufferRef, buffer: str, idx: Ramp, stride: int, t: Type) -> Value:
-        """Lanes base + k*stride for small |stride|: one dense load of exactly the span they
+        """Lanes base + k*stride for small |stride|: dense loads of exactly the span they
         cover, then a shuffle picking every stride-th element (never reads outside it)."""
         b = self.b
         elem = memory_scalar_type(t.element_of())
         lanes = t.lanes
         span = (lanes - 1) * abs(stride) + 1
         first = idx.base if stride > 0 else E.Add(idx.base, E.Const(_I32, (lanes - 1) * stride))
-        p = b.gep(elem, ref.pointer, self._address(first), f"{buffer}.addr")
+        start = self._address(first)
+        picks = [k * stride if stride > 0 else span - 1 + k * stride for k in range(lanes)]
+        if span > lanes >= 4 and lanes & (lanes - 1) == 0:
+            return self._from_memory(self._picked_from_chunks(ref, buffer, elem, start, span, picks, t), t)
+        p = b.gep(elem, ref.pointer, start, f"{buffer}.addr")
         span_ty = vector_of(elem, span)
         block = b.load(span_ty, p, element_bytes(t), buffer)
         if span == lanes and stride == 1:
             return self._from_memory(block, t)
-        picks = [k * stride if stride > 0 else span - 1 + k * stride for k in range(lanes)]
         mask = ", ".join(f"i32 {i}" for i in picks)
         picked = b.assign(
             memory_type(t), f"shufflevector {block}, {span_ty} poison, <{lanes} x i32> <{mask}>", "strided"
         )
         return self._from_memory(picked, t)
+
+    def _picked_from_chunks(
+        self, ref: BufferRef, buffer: str, elem: str, start: Value, span: int, picks: list[int], t: Type
+    ) -> Value:
+        """Elements `picks` (offsets from start) of a span longer than one vector, read as
+        full vectors of the result's width: at offsets 0, w, 2w, ... and the last one ending
+        exactly at the span's end (overlapping the one before). A span of 2w - 1 (stride 2)
+        was one odd-sized load, which x86 assembled from a dozen partial loads and inserts;
+        here it is two loads and one two-source shuffle, and nothing outside the span is read."""
+        b = self.b
+        width = t.lanes
+        chunk_ty = vector_of(elem, width)
+        starts = [min(k * width, span - width) for k in range(-(-span // width))]
+        chunks = []
+        for offset in starts:
+            at = start if offset == 0 else b.binop("add", start, int_const(64, offset), "chunk")
+            chunks.append(b.load(chunk_ty, b.gep(elem, ref.pointer, at, f"{buffer}.addr"), element_bytes(t), buffer))
+        where = []
+        for p in picks:
+            j = min(p // width, len(chunks) - 1)
+            where.append(j * width + p - starts[j])
+        size = width
+        while len(chunks) > 2:  # concatenate pairwise (a poison chunk pads an odd count)
+            if len(chunks) % 2:
+                chunks.append(Value(vector_of(elem, size), "poison"))
+            both = ", ".join(f"i32 {i}" for i in range(2 * size))
+            chunks = [
+                b.assign(
+                    vector_of(elem, 2 * size),
+                    f"shufflevector {chunks[i]}, {chunks[i + 1]}, <{2 * size} x i32> <{both}>",
+                    "span",
+                )
+                for i in range(0, len(chunks), 2)
+            ]
+            size *= 2
+        second = chunks[1] if len(chunks) == 2 else Value(vector_of(elem, size), "poison")
+        mask = ", ".join(f"i32 {i}" for i in where)
+        return b.assign(
+            memory_type(t), f"shufflevector {chunks[0]}, {second}, <{width} x i32> <{mask}>", "strided"
+        )
 
     def _halved_ramp(self, e: E.Expr) -> tuple[Value, Value | None] | None:
         """(b, offset) when the int32 vector index e is ramp(b, 1, lanes) / 2 + x(offset)
