@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from pixelweave.engine.codegen.llvm_address import WideValue
 from pixelweave.engine.codegen.llvm_expr import BufferRef, ExprCodeGen, constant_int
 from pixelweave.engine.codegen.llvm_ir import (
     TRUE,
@@ -292,6 +293,8 @@ class _Function:
     scope: dict[str, Value] = field(default_factory=dict)
     # vector lets whose value is ramp(b, 1, n) / 2 + offset: name -> (b, offset); see _halved_ramp
     halved_ramps: dict[str, tuple[Value, Value | None]] = field(default_factory=dict)
+    # scalar int32 lets of index arithmetic: name -> their i64 form (llvm_address)
+    wide_lets: dict[str, WideValue] = field(default_factory=dict)
     buffers: dict[str, BufferRef] = field(default_factory=dict)
     live_heap: list[_HeapEntry] = field(default_factory=list)
     timespec: Value | None = None
@@ -642,16 +645,28 @@ class _CodeGen(ExprCodeGen):
         handler(s)
 
     @contextmanager
-    def _bound(self, name: str, value: Value, halved: tuple[Value, Value | None] | None = None) -> Iterator[None]:
-        scope, halved_ramps = self.fn.scope, self.fn.halved_ramps
+    def _bound(
+        self,
+        name: str,
+        value: Value,
+        halved: tuple[Value, Value | None] | None = None,
+        wide: WideValue | None = None,
+    ) -> Iterator[None]:
+        scope, halved_ramps, wide_lets = self.fn.scope, self.fn.halved_ramps, self.fn.wide_lets
         had, old = name in scope, scope.get(name)
         old_halved = halved_ramps.pop(name, None)
+        old_wide = wide_lets.pop(name, None)
         scope[name] = value
         if halved is not None:
             halved_ramps[name] = halved
+        if wide is not None:
+            wide_lets[name] = wide
         try:
             yield
         finally:
+            wide_lets.pop(name, None)
+            if old_wide is not None:
+                wide_lets[name] = old_wide
             if had:
                 scope[name] = old  # type: ignore[assignment]
             else:
@@ -675,7 +690,9 @@ class _CodeGen(ExprCodeGen):
 
     def _let_stmt(self, s: LetStmt) -> None:
         value = self._expr(s.value, hint=s.name)
-        with self._bound(s.name, value, self._halved_ramp(s.value) if s.value.type().is_vector() else None):
+        vector = s.value.type().is_vector()
+        halved, wide = (self._halved_ramp(s.value), None) if vector else (None, self._wide_let(s.value))
+        with self._bound(s.name, value, halved, wide):
             self._stmt(s.body)
 
     def _block(self, s: Block) -> None:

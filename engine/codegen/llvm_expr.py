@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pixelweave.engine.codegen.llvm_address import WideValue, exact_index64, wide_let
 from pixelweave.engine.codegen.llvm_gather import gather, scatter
 from pixelweave.engine.codegen.llvm_ir import (
     FunctionBuilder,
@@ -150,7 +151,7 @@ class ExprCodeGen:
         align = element_bytes(t)
         b = self.b
         if t.lanes == 1:
-            p = b.gep(elem, ref.pointer, self._index64(self._expr(s.index, hint="index")), f"{s.buffer}.addr")
+            p = b.gep(elem, ref.pointer, self._address(s.index), f"{s.buffer}.addr")
             if s.atomic is not None:
                 op = _atomic_rmw(s.atomic, t)
                 b.assign(elem, f"atomicrmw {op} ptr {p.ref}, {value} monotonic, align {align}", f"{s.buffer}.old")
@@ -161,8 +162,7 @@ class ExprCodeGen:
             raise CompileError(f"the atomic update of `{s.buffer}` reached the backend as a vector store")
         idx = s.index
         if isinstance(idx, Ramp) and constant_int(idx.stride) == 1:
-            base = self._expr(idx.base, hint="index")
-            p = b.gep(elem, ref.pointer, self._index64(base), f"{s.buffer}.addr")
+            p = b.gep(elem, ref.pointer, self._address(idx.base), f"{s.buffer}.addr")
             b.store(value, p, align)
             return
         scatter(b, self.module, value, elem, ref.pointer, self._index64(self._expr(idx, hint="index")), align)
@@ -189,6 +189,15 @@ class ExprCodeGen:
             f"while computing {where}",
             [(lo64, Int(64)), (hi64, Int(64)), (ref.lo, Int(64)), (ref.hi, Int(64))],
         )
+
+    def _address(self, index: E.Expr) -> Value:
+        """The i64 element index of a scalar int32 index expression (exact where it fits:
+        llvm_address), so that LLVM can step pointers through loops."""
+        return exact_index64(index, self.b, lambda e: self._expr(e, hint="index"), self.fn.wide_lets)
+
+    def _wide_let(self, value: E.Expr) -> WideValue | None:
+        """The i64 form of a scalar int32 let's value, for the addresses that use it."""
+        return wide_let(value, self.b, lambda e: self._expr(e, hint="index"), self.fn.wide_lets)
 
     def _index64(self, index: Value) -> Value:
         ty = "i64" if not index.ty.startswith("<") else index.ty.replace("i32", "i64")
@@ -349,13 +358,13 @@ class ExprCodeGen:
         align = element_bytes(t)
         b = self.b
         if t.lanes == 1:
-            p = b.gep(elem, ref.pointer, self._index64(self._expr(e.index, hint="index")), f"{e.buffer}.addr")
+            p = b.gep(elem, ref.pointer, self._address(e.index), f"{e.buffer}.addr")
             return self._from_memory(b.load(elem, p, align, e.buffer), t)
         idx = e.index
         stride = constant_int(idx.stride) if isinstance(idx, Ramp) else None
         if isinstance(idx, Broadcast) or stride == 0:
             scalar_index = idx.value if isinstance(idx, Broadcast) else idx.base
-            p = b.gep(elem, ref.pointer, self._index64(self._expr(scalar_index, hint="index")), f"{e.buffer}.addr")
+            p = b.gep(elem, ref.pointer, self._address(scalar_index), f"{e.buffer}.addr")
             scalar = self._from_memory(b.load(elem, p, align, e.buffer), t.element_of())
             return self._splat(scalar, t)
         if isinstance(idx, Ramp) and stride is not None and 1 <= abs(stride) <= 4:
@@ -367,25 +376,67 @@ class ExprCodeGen:
         return self._from_memory(gather(b, self.module, memory_type(t), elem, ref.pointer, index64, align), t)
 
     def _strided_dense_load(self, ref: BufferRef, buffer: str, idx: Ramp, stride: int, t: Type) -> Value:
-        """Lanes base + k*stride for small |stride|: one dense load of exactly the span they
+        """Lanes base + k*stride for small |stride|: dense loads of exactly the span they
         cover, then a shuffle picking every stride-th element (never reads outside it)."""
         b = self.b
         elem = memory_scalar_type(t.element_of())
         lanes = t.lanes
         span = (lanes - 1) * abs(stride) + 1
-        base = self._expr(idx.base, hint="index")
-        first = base if stride > 0 else b.binop("add", base, int_const(32, (lanes - 1) * stride), "first")
-        p = b.gep(elem, ref.pointer, self._index64(first), f"{buffer}.addr")
+        first = idx.base if stride > 0 else E.Add(idx.base, E.Const(_I32, (lanes - 1) * stride))
+        start = self._address(first)
+        picks = [k * stride if stride > 0 else span - 1 + k * stride for k in range(lanes)]
+        if span > lanes >= 4 and lanes & (lanes - 1) == 0:
+            return self._from_memory(self._picked_from_chunks(ref, buffer, elem, start, span, picks, t), t)
+        p = b.gep(elem, ref.pointer, start, f"{buffer}.addr")
         span_ty = vector_of(elem, span)
         block = b.load(span_ty, p, element_bytes(t), buffer)
         if span == lanes and stride == 1:
             return self._from_memory(block, t)
-        picks = [k * stride if stride > 0 else span - 1 + k * stride for k in range(lanes)]
         mask = ", ".join(f"i32 {i}" for i in picks)
         picked = b.assign(
             memory_type(t), f"shufflevector {block}, {span_ty} poison, <{lanes} x i32> <{mask}>", "strided"
         )
         return self._from_memory(picked, t)
+
+    def _picked_from_chunks(
+        self, ref: BufferRef, buffer: str, elem: str, start: Value, span: int, picks: list[int], t: Type
+    ) -> Value:
+        """Elements `picks` (offsets from start) of a span longer than one vector, read as
+        full vectors of the result's width: at offsets 0, w, 2w, ... and the last one ending
+        exactly at the span's end (overlapping the one before). A span of 2w - 1 (stride 2)
+        was one odd-sized load, which x86 assembled from a dozen partial loads and inserts;
+        here it is two loads and one two-source shuffle, and nothing outside the span is read."""
+        b = self.b
+        width = t.lanes
+        chunk_ty = vector_of(elem, width)
+        starts = [min(k * width, span - width) for k in range(-(-span // width))]
+        chunks = []
+        for offset in starts:
+            at = start if offset == 0 else b.binop("add", start, int_const(64, offset), "chunk")
+            chunks.append(b.load(chunk_ty, b.gep(elem, ref.pointer, at, f"{buffer}.addr"), element_bytes(t), buffer))
+        where = []
+        for p in picks:
+            j = min(p // width, len(chunks) - 1)
+            where.append(j * width + p - starts[j])
+        size = width
+        while len(chunks) > 2:  # concatenate pairwise (a poison chunk pads an odd count)
+            if len(chunks) % 2:
+                chunks.append(Value(vector_of(elem, size), "poison"))
+            both = ", ".join(f"i32 {i}" for i in range(2 * size))
+            chunks = [
+                b.assign(
+                    vector_of(elem, 2 * size),
+                    f"shufflevector {chunks[i]}, {chunks[i + 1]}, <{2 * size} x i32> <{both}>",
+                    "span",
+                )
+                for i in range(0, len(chunks), 2)
+            ]
+            size *= 2
+        second = chunks[1] if len(chunks) == 2 else Value(vector_of(elem, size), "poison")
+        mask = ", ".join(f"i32 {i}" for i in where)
+        return b.assign(
+            memory_type(t), f"shufflevector {chunks[0]}, {second}, <{width} x i32> <{mask}>", "strided"
+        )
 
     def _halved_ramp(self, e: E.Expr) -> tuple[Value, Value | None] | None:
         """(b, offset) when the int32 vector index e is ramp(b, 1, lanes) / 2 + x(offset)

@@ -120,7 +120,11 @@ def _partition(loop: For, tail_body: Callable[[], Stmt]) -> Stmt | None:
     bounds = _Bounds()
     solved: dict[object, object] = {}  # expression key or if statement id -> its steady-state form
     tried: set[object] = set()  # a test met again (the same tap of a stencil) is solved once
+    # as Halide's likely_if_innermost: a ShiftInwards start partitions the innermost loop only
+    innermost = not any(isinstance(n, For) for n in walk_stmt(body))
     for kind, node, cond in _candidates(body):
+        if kind == "shift" and not innermost:
+            continue
         key = id(node) if kind == "if" else node.key()
         if key in tried:
             continue
@@ -133,6 +137,8 @@ def _partition(loop: For, tail_body: Callable[[], Stmt]) -> Stmt | None:
             continue
         if kind == "select" and not (found.lows and found.highs):
             continue  # a select on one side of v only is not a boundary condition
+        if kind == "shift" and (found.lows or found.requires or not found.highs):
+            continue  # not a start growing with v against a fixed last start
         bounds = bounds.also(found)
         solved[key] = _steady_value(kind, node)
     if not solved:
@@ -239,6 +245,27 @@ def _candidates(body: Stmt):
                 yield "clamp", n, E.And(E.GE(arg, lo), E.LE(arg, hi))
             elif isinstance(n, E.Select) and n.cond.type().is_bool():
                 yield "select", n, n.cond
+    for node in walk_stmt(body):
+        if isinstance(node, LetStmt):
+            for n in _shift_inwards_mins(node.value):
+                yield "shift", n, E.LE(n.a, n.b)
+
+
+def _shift_inwards_mins(value: E.Expr):
+    """The `min(start, last_start)` of a ShiftInwards split in a loop variable's binding
+    (`let x = min(min + x.x * f, max - f + 1) + x.xi`, vectorized: a broadcast of it plus a
+    ramp): the last vector or block is shifted back to end at the loop's end. As Halide's
+    likely tag on it, it partitions the loop into a steady state where the min is its start
+    (an affine index, so addresses step by a constant) and an epilogue."""
+    while isinstance(value, E.Add):
+        if isinstance(value.b, (E.Min, Broadcast)):
+            value = value.b
+        else:
+            value = value.a
+    while isinstance(value, Broadcast):
+        value = value.value
+    if isinstance(value, E.Min) and value.type() == I32:
+        yield value
 
 
 def _clamp_parts(n: E.Expr) -> tuple[E.Expr, E.Expr, E.Expr] | None:
@@ -253,6 +280,8 @@ def _steady_value(kind: str, node):
         return node.then_case
     if kind == "clamp":
         return node.a.a
+    if kind == "shift":
+        return node.a
     return node.true_value
 
 
@@ -260,7 +289,7 @@ def _steady(body: Stmt, solved: dict[tuple, object]) -> Stmt:
     """The body with every solved test replaced by what it is in the steady range."""
 
     def fn(n: E.Expr) -> E.Expr | None:
-        hit = solved.get(n.key()) if isinstance(n, (E.Max, E.Select)) else None
+        hit = solved.get(n.key()) if isinstance(n, (E.Max, E.Min, E.Select)) else None
         return mutate(hit, fn) if hit is not None else None
 
     class _Steady(StmtMutator):

@@ -223,3 +223,50 @@ def test_a_loop_vectorized_in_one_specialization_and_serial_in_the_other(p, rng)
     h.specialize(q >= 4).vectorize(x, 4)
     data = rng.integers(0, 1000, (13, 7)).astype(np.uint16)
     compare(pw.Pipeline(out), [11, 6], {"input": data, "p": p})
+
+
+def shifted_vectors() -> pw.Func:
+    """g(x, y) = a 3-tap stencil of the input in 16-lane vectors; the last vector of each
+    row is shifted inwards (ShiftInwards) to end at the row's end."""
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.Int(32), 2, "input")
+    g = pw.Func("g")
+    g[x, y] = inp[x, y] + 3 * inp[x + 1, y] - inp[x + 2, y]
+    g.vectorize(x, 16)
+    return g
+
+
+def test_a_shift_inwards_start_partitions_the_innermost_loop():
+    """As Halide's likely_if_innermost: the vector loop runs its steady state with the
+    start unclamped (affine in the loop variable) and the shifted vectors after it."""
+    body = lower(pw.Pipeline(shifted_vectors())).lowered.body
+    steady, epilogue = loops_named(body, "g.s0.x.x")
+    assert not [n for e in stmt_exprs(steady.body) for n in walk(e) if isinstance(n, E.Min)]
+    assert [n for e in stmt_exprs(epilogue.body) for n in walk(e) if isinstance(n, E.Min)]
+    assert len(loops_named(body, "g.s0.y")) == 1  # not around inner loops
+
+
+@pytest.mark.parametrize("width", [16, 17, 31, 32, 33, 47, 64])
+@pytest.mark.parametrize("mins", [(0, 0), (-7, 2), (5, -3)])
+def test_shift_inwards_partitions_match_the_reference(width, mins, rng):
+    """Widths that leave the epilogue empty (multiples of 16) or not, and one vector only
+    (16: the steady state is the whole row), over outputs at several origins."""
+    pipeline = pw.Pipeline(shifted_vectors())
+    fn = pipeline.compile(level="fast")
+    image = pw.Buffer(rng.integers(-1000, 1000, (3, width + 2)).astype(np.int32))
+    image.set_min([mins[0], mins[1]])
+    ours = fn([width, 3], {"input": image}, mins=list(mins))
+    np.testing.assert_array_equal(ours, pipeline.realize_reference([width, 3], {"input": image}, mins=list(mins)))
+
+
+def test_a_shift_inwards_start_of_an_outer_loop_leaves_it_whole(rng):
+    x, y, yi = pw.Var("x"), pw.Var("y"), pw.Var("yi")
+    inp = pw.ImageParam(pw.Int(32), 2, "input")
+    g = pw.Func("g")
+    g[x, y] = inp[x, y] * 2
+    g.split(y, y, yi, 4).vectorize(x, 8)
+    pipeline = pw.Pipeline(g)
+    body = lower(pipeline).lowered.body
+    assert len(loops_named(body, "g.s0.y.y")) == 1
+    assert len(loops_named(body, "g.s0.x.x")) == 2
+    compare(pipeline, [19, 7], {"input": rng.integers(-50, 50, (7, 19)).astype(np.int32)})
