@@ -53,6 +53,7 @@ class Compiled:
         self._outputs = [a for a in native.arguments if a.is_output]
         self._input_names: frozenset[str] | None = None  # _plain_arguments' view of the inputs, made once
         self._images: list[tuple[Any, str, np.dtype, int]] = []
+        self._params: list[tuple[Any, Any, int, int]] = []
 
     @property
     def lowering(self) -> LoweringResult | None:
@@ -141,6 +142,7 @@ class Compiled:
             pipeline = self.pipeline
             self._input_names = frozenset(im.name() for im in pipeline.images) | {p.name for p in pipeline.params}
             self._images = [(im, im.name(), im.type().numpy(), im.dimensions()) for im in pipeline.images]
+            self._params = [(p, p.type(), *_int_range(p.type())) for p in pipeline.params]
         if not self._input_names.issuperset(inputs):
             return None
         args: dict[str, Any] = {}
@@ -151,11 +153,12 @@ class Compiled:
                 return None
             args[name] = array
             buffer_mins[name] = [0] * dimensions
-        for p in self.pipeline.params:
+        for p, t, type_lo, type_hi in self._params:
             value = inputs.get(p.name, p.get())
             if value is None:
                 return None
-            value = check_scalar(p.name, p.type(), value)
+            if not (type(value) is int and type_lo <= value <= type_hi):
+                value = check_scalar(p.name, t, value)
             lo, hi = p.range
             if (lo is not None and value < lo) or (hi is not None and value > hi):
                 return None
@@ -211,6 +214,14 @@ class Compiled:
 
     def __repr__(self) -> str:
         return f"<Compiled pipeline {self.native.name} ({self.native.level}, {self.native.target.name})>"
+
+
+def _int_range(t: Any) -> tuple[int, int]:
+    """The Python ints a scalar of type t takes unchanged ((1, 0), none, for floats and bools:
+    check_scalar converts those)."""
+    if t.is_int() or t.is_uint():
+        return int(t.min()), int(t.max())
+    return 1, 0
 
 
 def _beyond_out(windows: dict[str, list[tuple[int, int]]], sizes: list[int]) -> str:

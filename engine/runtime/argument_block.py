@@ -68,8 +68,13 @@ class ArgumentBlock:
         self._buffer_packers: list[struct.Struct | None] = []
         self._dtypes: list[np.dtype | None] = []
         self._scalar_packers: list[struct.Struct | None] = []
+        self._int_ranges: list[tuple[int, int]] = []  # the values a Python int may take (none: (1, 0))
+        self._floats: list[bool] = []
         for a in self.arguments:
             self._offsets.append(offset)
+            integer = not a.is_buffer() and (a.type.is_int() or a.type.is_uint())
+            self._int_ranges.append((int(a.type.min()), int(a.type.max())) if integer else (1, 0))
+            self._floats.append(not a.is_buffer() and a.type.is_float())
             if a.is_buffer():
                 dims = max(a.dimensions, 1)
                 self._buffer_packers.append(struct.Struct("<QiiiiQ" + "iiii" * a.dimensions))
@@ -112,7 +117,12 @@ class ArgumentBlock:
                 keep_alive.append(desc)
                 addresses.append(desc.address)
             else:
-                checked = check_scalar(a.name, a.type, value)
+                lo, hi = self._int_ranges[i]
+                kind = type(value)
+                if (kind is int and lo <= value <= hi) or (kind is float and self._floats[i]):
+                    checked = value  # the common cases, checked at once
+                else:
+                    checked = check_scalar(a.name, a.type, value)
                 packer = self._scalar_packers[i]
                 try:
                     packer.pack_into(block, offset, int(bool(checked)) if a.type.is_bool() else checked)

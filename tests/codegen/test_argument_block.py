@@ -73,6 +73,16 @@ def test_packed_scalars_are_scalar_arguments(elem, value) -> None:
     assert ctypes.string_at(address, ctypes.sizeof(expected)) == bytes(expected)
 
 
+def test_scalars_out_of_their_type_are_refused() -> None:
+    block = ArgumentBlock([scalar("s", UInt(8)), scalar("f", Float(32))])
+    block.pack({"s": 255, "f": 1})
+    for value in (256, -1, 2**70, 1.5, "3"):
+        with pytest.raises(InputError, match="parameter `s`"):
+            block.pack({"s": value, "f": 1.0})
+    with pytest.raises(InputError, match="parameter `f`"):
+        block.pack({"s": 1, "f": "x"})
+
+
 def test_wrong_arrays_are_refused_after_fast_calls(rng) -> None:
     fn = compile_pipeline(two_d_pipeline(False))
     inp = rng.standard_normal((6, 8)).astype(np.float32)
@@ -140,6 +150,8 @@ def test_compiled_call_checks_every_call(rng) -> None:
         np.testing.assert_array_equal(out, realize_reference(pipeline, [7, 5], {"image": data, "gain": g}))
     fn([7, 5], {"image": data}, out=out)  # gain's default
     np.testing.assert_array_equal(out, realize_reference(pipeline, [7, 5], {"image": data, "gain": 3}))
+    with pytest.raises(InputError, match="does not fit its type"):
+        fn([7, 5], {"image": data, "gain": 2**40}, out=out)
     with pytest.raises(InputError, match="must be at most 10"):
         fn([7, 5], {"image": data, "gain": 11}, out=out)
     with pytest.raises(InputError, match="element type uint8"):
