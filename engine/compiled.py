@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pixelweave.engine.errors import InputError, RuntimeFailure
+from pixelweave.engine.ir.param import check_scalar
 from pixelweave.engine.lower import LoweringResult
 from pixelweave.engine.reference import check_sizes, resolve_inputs
 from pixelweave.engine.runtime.buffer import aligned_empty
@@ -50,6 +51,9 @@ class Compiled:
         self.compile_seconds = lower_seconds + native.compile_seconds
         self.output_names = [a.name for a in native.arguments if a.is_output]
         self._outputs = [a for a in native.arguments if a.is_output]
+        self._input_names: frozenset[str] | None = None  # _plain_arguments' view of the inputs, made once
+        self._images: list[tuple[Any, str, np.dtype, int]] = []
+        self._params: list[tuple[Any, Any, int, int]] = []
 
     @property
     def lowering(self) -> LoweringResult | None:
@@ -93,15 +97,20 @@ class Compiled:
     ) -> np.ndarray | list[np.ndarray]:
         """`mins` moves the computed domain to [mins, mins + sizes) (0 by default); inputs
         given as `Buffer`s are read over their own mins."""
-        images, params = resolve_inputs(self.pipeline, inputs)
+        plain = self._plain_arguments(inputs)
+        if plain is not None:
+            args, buffer_mins = plain
+        else:
+            images, params = resolve_inputs(self.pipeline, inputs)
+            args = dict(images)
+            for p in self.pipeline.params:
+                args[p.name] = params[p.name]
+            buffer_mins = {
+                im.name(): [params[f"{im.name()}.min.{i}"] for i in range(im.dimensions())]
+                for im in self.pipeline.images
+            }
         sizes = check_sizes(self.pipeline, sizes)
-        args: dict[str, Any] = dict(images)
-        for p in self.pipeline.params:
-            args[p.name] = params[p.name]
         outputs = self._output_arrays(sizes, out)
-        buffer_mins = {
-            im.name(): [params[f"{im.name()}.min.{i}"] for i in range(im.dimensions())] for im in self.pipeline.images
-        }
         if mins is not None:
             if len(mins) != len(sizes):
                 raise InputError(f"{len(sizes)} sizes but {len(mins)} mins were given")
@@ -110,13 +119,51 @@ class Compiled:
             self.native(args, dict(zip(self.output_names, outputs, strict=True)), mins=buffer_mins)
         except RuntimeFailure as failure:
             # Widening (as Halide's realize does) is worked out for outputs at the origin.
-            windows = None if mins is not None and any(mins) else self._written_windows(sizes, params, images)
+            if mins is not None and any(mins):
+                raise
+            images, params = resolve_inputs(self.pipeline, inputs)
+            windows = self._written_windows(sizes, params, images)
             if windows is None:
                 raise
             if out is not None:
                 raise RuntimeFailure(f"{failure}; {_beyond_out(windows, sizes)}") from None
             outputs = self._run_over(windows, sizes, args, buffer_mins)
         return outputs[0] if len(outputs) == 1 else outputs
+
+    def _plain_arguments(self, inputs: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, list[int]]] | None:
+        """(arguments, buffer mins) without resolve_inputs' general work, for the common call
+        whose every input image is given as a NumPy array of the right dtype and rank, at
+        mins 0, without dim constraints, and every Param by a value within its range; None
+        for anything else, which resolve_inputs then handles (and refuses with its message).
+        The arrays' layout is checked once more where the native call describes them."""
+        if not inputs or type(inputs) is not dict:
+            return None
+        if self._input_names is None:
+            pipeline = self.pipeline
+            self._input_names = frozenset(im.name() for im in pipeline.images) | {p.name for p in pipeline.params}
+            self._images = [(im, im.name(), im.type().numpy(), im.dimensions()) for im in pipeline.images]
+            self._params = [(p, p.type(), *_int_range(p.type())) for p in pipeline.params]
+        if not self._input_names.issuperset(inputs):
+            return None
+        args: dict[str, Any] = {}
+        buffer_mins: dict[str, list[int]] = {}
+        for im, name, dtype, dimensions in self._images:
+            array = inputs.get(name)
+            if type(array) is not np.ndarray or array.dtype != dtype or array.ndim != dimensions or im.constraints:
+                return None
+            args[name] = array
+            buffer_mins[name] = [0] * dimensions
+        for p, t, type_lo, type_hi in self._params:
+            value = inputs.get(p.name, p.get())
+            if value is None:
+                return None
+            if not (type(value) is int and type_lo <= value <= type_hi):
+                value = check_scalar(p.name, t, value)
+            lo, hi = p.range
+            if (lo is not None and value < lo) or (hi is not None and value > hi):
+                return None
+            args[p.name] = value
+        return args, buffer_mins
 
     def _written_windows(self, sizes: list[int], params: dict[str, Any], images: dict[str, Any]):
         """Where the outputs' loops write, when that is beyond the sizes (None otherwise, and
@@ -167,6 +214,14 @@ class Compiled:
 
     def __repr__(self) -> str:
         return f"<Compiled pipeline {self.native.name} ({self.native.level}, {self.native.target.name})>"
+
+
+def _int_range(t: Any) -> tuple[int, int]:
+    """The Python ints a scalar of type t takes unchanged ((1, 0), none, for floats and bools:
+    check_scalar converts those)."""
+    if t.is_int() or t.is_uint():
+        return int(t.min()), int(t.max())
+    return 1, 0
 
 
 def _beyond_out(windows: dict[str, list[tuple[int, int]]], sizes: list[int]) -> str:

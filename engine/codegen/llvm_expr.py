@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from pixelweave.engine.codegen.llvm_address import WideValue, exact_index64, wide_let
 from pixelweave.engine.codegen.llvm_gather import gather, scatter
+from pixelweave.engine.codegen.llvm_invariant_divide import divide_by_broadcast, divides_by_broadcast
 from pixelweave.engine.codegen.llvm_ir import (
     FunctionBuilder,
     ModuleBuilder,
@@ -271,6 +272,8 @@ class ExprCodeGen:
 
     def _div(self, e: E.Div) -> Value:
         t = e.type()
+        if self._by_broadcast(e):
+            return divide_by_broadcast(self.b, self.module, self._expr(e.a), self._expr(e.b.value), t, remainder=False)
         a, d = self._expr(e.a), self._expr(e.b)
         if t.is_float():
             return self.b.binop("fdiv", a, d, "fdiv")
@@ -278,10 +281,17 @@ class ExprCodeGen:
 
     def _mod(self, e: E.Mod) -> Value:
         t = e.type()
+        if self._by_broadcast(e):
+            return divide_by_broadcast(self.b, self.module, self._expr(e.a), self._expr(e.b.value), t, remainder=True)
         a, d = self._expr(e.a), self._expr(e.b)
         if t.is_float():
             return self.ops.float_mod(a, d, t)
         return self.ops.int_mod(a, d, t, constant_int(e.b))
+
+    @staticmethod
+    def _by_broadcast(e: E.Div | E.Mod) -> bool:
+        """A vector divided by one run-time value in every lane (llvm_invariant_divide.py)."""
+        return isinstance(e.b, Broadcast) and constant_int(e.b) is None and divides_by_broadcast(e.type())
 
     def _min_max(self, e: E.BinaryOp) -> Value:
         a, c = self._expr(e.a), self._expr(e.b)

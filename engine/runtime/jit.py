@@ -68,7 +68,7 @@ from pixelweave.engine.errors import CompileError, InputError, RuntimeFailure
 from pixelweave.engine.ir.types import Type
 from pixelweave.engine.lowered import Argument, LoweredPipeline
 from pixelweave.engine.runtime import error_report, thread_pool
-from pixelweave.engine.runtime.buffer import describe_array, scalar_argument
+from pixelweave.engine.runtime.argument_block import ArgumentBlock
 from pixelweave.engine.runtime.debug_hooks import debug_hook_addresses
 from pixelweave.engine.runtime.memoization_cache import memoize_hook_addresses
 
@@ -683,6 +683,8 @@ class CompiledPipeline:
         )
         self._release_memory = ctypes.CFUNCTYPE(None)(library[module.release_memory_symbol])
         self.entry_address = library[module.entry_symbol]
+        self._argument_names = frozenset(a.name for a in self.arguments)
+        self._argument_block = ArgumentBlock(self.arguments)  # argv's layout, worked out once
 
     @property
     def profile(self) -> bool:
@@ -700,32 +702,11 @@ class CompiledPipeline:
             if name in given:
                 raise InputError(f"argument `{name}` is given twice")
             given[name] = value
-        known = {a.name for a in self.arguments}
         for name in list(given) + list(mins or {}):
-            if name not in known:
+            if name not in self._argument_names:
                 choices = ", ".join(a.name for a in self.arguments) or "none"
                 raise InputError(f"`{name}` is not an argument of pipeline `{self.name}` (its arguments: {choices})")
-        argv = (ctypes.c_void_p * max(len(self.arguments), 1))()
-        keep_alive: list[Any] = [argv]
-        for i, a in enumerate(self.arguments):
-            if a.name not in given:
-                raise InputError(f"no value given for {'output' if a.is_output else 'argument'} `{a.name}`")
-            value = given[a.name]
-            if a.is_buffer():
-                desc = describe_array(
-                    value,
-                    name=a.name,
-                    type=a.type,
-                    dimensions=a.dimensions,
-                    mins=(mins or {}).get(a.name),
-                    output=a.is_output,
-                )
-                argv[i] = desc.address
-                keep_alive.append(desc)
-            else:
-                scalar = scalar_argument(a.name, a.type, value)
-                argv[i] = ctypes.addressof(scalar)
-                keep_alive.append(scalar)
+        argv, keep_alive = self._argument_block.pack(given, mins)
         context = ctypes.create_string_buffer(self._context_bytes)  # this call's message and profile
         start = time.perf_counter()
         code = self._argv_entry(ctypes.addressof(argv), ctypes.addressof(context))  # without the GIL

@@ -1,0 +1,171 @@
+"""The packed argument block of a compiled pipeline's call (runtime/argument_block.py) and the
+plain-arguments path of `Compiled.__call__`: the fast path writes exactly the descriptors the
+general path (`describe_array`, `scalar_argument`) writes, and a wrong array or value is
+still refused with its message after calls that went the fast way."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+import pytest
+from pixelweave.engine.errors import InputError
+from pixelweave.engine.ir.types import Bool, Float, Int, UInt
+from pixelweave.engine.reference import realize_reference
+from pixelweave.engine.runtime.argument_block import ArgumentBlock
+from pixelweave.engine.runtime.buffer import BufferStruct, DimensionStruct, describe_array, scalar_argument
+from pixelweave.engine.runtime.jit import compile_pipeline
+
+import pixelweave as pw
+from tests.codegen.builders import buffer, scalar
+from tests.codegen.test_memory import two_d_pipeline
+
+
+def _descriptor_bytes(address: int, dimensions: int) -> tuple[bytes, bytes, int]:
+    """(the pw_buffer_t's fields but its host and dim pointers, its dimensions' bytes, its host pointer)."""
+    struct = BufferStruct.from_address(address)
+    head = ctypes.string_at(
+        address + BufferStruct.type_code.offset, BufferStruct.dim.offset - BufferStruct.type_code.offset
+    )
+    dims = ctypes.string_at(ctypes.addressof(struct.dim.contents), ctypes.sizeof(DimensionStruct) * dimensions)
+    return head, dims, struct.host
+
+
+ARRAYS = [
+    (np.arange(12, dtype=np.uint8).reshape(3, 4), UInt(8), None),
+    (np.zeros((1, 7), np.uint16), UInt(16), [3, -2]),  # an axis of extent 1
+    (np.zeros((5, 1), np.int32), Int(32), None),
+    (np.zeros((2, 3, 4), np.float32), Float(32), [1, 2, 3]),
+    (np.zeros(9, np.float64), Float(64), [-4]),
+    (np.zeros((4, 6), np.bool_), Bool(), None),
+    (np.zeros((6, 10), np.int16)[:, 2:7], Int(16), None),  # a strided view: the general path
+    (np.zeros((6, 10), np.uint8)[::-1], UInt(8), None),  # copied by the general path
+    (np.zeros((0, 4), np.uint8), UInt(8), None),  # empty: the general path
+]
+
+
+@pytest.mark.parametrize("array, elem, mins", ARRAYS)
+def test_packed_descriptor_is_describe_arrays(array: np.ndarray, elem, mins) -> None:
+    dims = array.ndim
+    block_layout = ArgumentBlock([buffer("a", elem, dims), scalar("s", Int(32))])
+    block, keep = block_layout.pack({"a": array, "s": 5}, {"a": mins} if mins else None)
+    argv = (ctypes.c_void_p * 2).from_buffer(block)
+    expected = describe_array(array, name="a", type=elem, dimensions=dims, mins=mins)
+    got = _descriptor_bytes(argv[0], dims)
+    want = _descriptor_bytes(expected.address, dims)
+    assert got[:2] == want[:2]
+    copied = expected.array is not array
+    assert (got[2] == array.ctypes.data) == (not copied)
+    assert ctypes.c_int32.from_address(argv[1]).value == 5
+    del keep
+
+
+@pytest.mark.parametrize(
+    "elem, value",
+    [(Int(8), -7), (UInt(16), 65535), (Int(64), -(2**40)), (UInt(64), 2**64 - 1), (Float(32), 0.1), (Bool(), True),
+     (Float(64), np.float64(2.5)), (Int(32), np.int16(-3))],
+)  # fmt: skip
+def test_packed_scalars_are_scalar_arguments(elem, value) -> None:
+    block, _ = ArgumentBlock([scalar("s", elem)]).pack({"s": value})
+    address = ctypes.c_void_p.from_buffer(block).value
+    expected = scalar_argument("s", elem, value)
+    assert ctypes.string_at(address, ctypes.sizeof(expected)) == bytes(expected)
+
+
+def test_scalars_out_of_their_type_are_refused() -> None:
+    block = ArgumentBlock([scalar("s", UInt(8)), scalar("f", Float(32))])
+    block.pack({"s": 255, "f": 1})
+    for value in (256, -1, 2**70, 1.5, "3"):
+        with pytest.raises(InputError, match="parameter `s`"):
+            block.pack({"s": value, "f": 1.0})
+    with pytest.raises(InputError, match="parameter `f`"):
+        block.pack({"s": 1, "f": "x"})
+
+
+def test_wrong_arrays_are_refused_after_fast_calls(rng) -> None:
+    fn = compile_pipeline(two_d_pipeline(False))
+    inp = rng.standard_normal((6, 8)).astype(np.float32)
+    out = np.zeros((6, 8), np.float32)
+    for _ in range(3):
+        fn({"inp": inp}, {"out": out})
+    np.testing.assert_array_equal(out, inp * 2 + np.arange(6, dtype=np.float32)[:, None])
+    with pytest.raises(InputError, match=r"element type float32 .* dtype float64"):
+        fn({"inp": inp.astype(np.float64)}, {"out": out})
+    with pytest.raises(InputError, match="has 2 dimensions, but the array given has 1"):
+        fn({"inp": inp.ravel()}, {"out": out})
+    with pytest.raises(InputError, match="needs a NumPy array, got list"):
+        fn({"inp": inp.tolist()}, {"out": out})
+    read_only = np.zeros((6, 8), np.float32)
+    read_only.flags.writeable = False
+    with pytest.raises(InputError, match="read-only"):
+        fn({"inp": inp}, {"out": read_only})
+    with pytest.raises(InputError, match="does not fit in 32 bits"):
+        fn({"inp": inp}, {"out": out}, mins={"out": (0, 2**31 - 3)})
+    with pytest.raises(InputError, match="no value given for output `out`"):
+        fn({"inp": inp}, {})
+    out[:] = 0
+    fn({"inp": inp[::-1]}, {"out": out})  # a reversed input is still copied
+    np.testing.assert_array_equal(out, inp[::-1] * 2 + np.arange(6, dtype=np.float32)[:, None])
+
+
+def test_concurrent_calls_use_their_own_arrays(rng) -> None:
+    fn = compile_pipeline(two_d_pipeline(True))
+    inputs = [rng.standard_normal((16, 64)).astype(np.float32) for _ in range(4)]
+    outputs = [np.zeros((16, 64), np.float32) for _ in inputs]
+
+    def run(k: int) -> None:
+        for _ in range(50):
+            fn({"inp": inputs[k]}, {"out": outputs[k]})
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rows = np.arange(16, dtype=np.float32)[:, None]
+    for inp, out in zip(inputs, outputs, strict=True):
+        np.testing.assert_array_equal(out, inp * 2 + rows)
+
+
+def _gain_pipeline() -> tuple[pw.Pipeline, pw.ImageParam, pw.Param]:
+    image = pw.ImageParam(pw.UInt(8), 2, "image")
+    gain = pw.Param(pw.Int(32), "gain", 3)
+    gain.set_range(0, 10)
+    x, y = pw.Var("x"), pw.Var("y")
+    f = pw.Func("scaled")
+    f[x, y] = pw.cast(pw.Int(32), image[x, y]) * gain + x - y
+    return pw.Pipeline(f), image, gain
+
+
+def test_compiled_call_checks_every_call(rng) -> None:
+    """Calls that take the plain-arguments path still refuse what resolve_inputs refuses,
+    and a Buffer with mins (the general path) gives the reference's values."""
+    pipeline, image, gain = _gain_pipeline()
+    fn = pipeline.compile()
+    data = rng.integers(0, 256, (5, 7), dtype=np.uint8)
+    out = np.zeros((5, 7), np.int32)
+    for g in (0, 4, 10):
+        fn([7, 5], {"image": data, "gain": g}, out=out)
+        np.testing.assert_array_equal(out, realize_reference(pipeline, [7, 5], {"image": data, "gain": g}))
+    fn([7, 5], {"image": data}, out=out)  # gain's default
+    np.testing.assert_array_equal(out, realize_reference(pipeline, [7, 5], {"image": data, "gain": 3}))
+    with pytest.raises(InputError, match="does not fit its type"):
+        fn([7, 5], {"image": data, "gain": 2**40}, out=out)
+    with pytest.raises(InputError, match="must be at most 10"):
+        fn([7, 5], {"image": data, "gain": 11}, out=out)
+    with pytest.raises(InputError, match="element type uint8"):
+        fn([7, 5], {"image": data.astype(np.int8), "gain": 1}, out=out)
+    with pytest.raises(InputError, match="`nope` is not an input"):
+        fn([7, 5], {"image": data, "nope": 1}, out=out)
+    with pytest.raises(InputError, match="no array given for input image `image`"):
+        fn([7, 5], {"gain": 1}, out=out)
+    image.dim(0).set_min(1)  # a constraint added after compiling is checked on the next call
+    with pytest.raises(InputError, match="constrained to min 1"):
+        fn([7, 5], {"image": data, "gain": 1}, out=out)
+    shifted = pw.Buffer(data)
+    shifted.set_min([1, 0])
+    result = fn([6, 5], {"image": shifted, "gain": 2}, mins=[1, 0])
+    np.testing.assert_array_equal(
+        result, realize_reference(pipeline, [6, 5], {"image": shifted, "gain": 2}, mins=[1, 0])
+    )
