@@ -90,3 +90,26 @@ def test_host_loops_fused_on_target_opencl(opencl_device):
     g.compute_with(f, y)
     compiled = assert_matches_reference(pw.Pipeline([f, g]), [13, 7], [])
     assert compiled.kernel_source.count("__kernel") == 1
+
+
+@pytest.mark.parametrize("memory", [None, "GPUShared"])
+def test_producers_at_a_block_loop_fused_at_their_thread_loops(opencl_device, memory):
+    """f and g computed at the consumer's block loop, each over its own thread loops, then
+    fused there: one pass of the work-group computes both, so one barrier separates them
+    from the consumer instead of two."""
+    x, y, xi, yi = pw.Var("x"), pw.Var("y"), pw.Var("xi"), pw.Var("yi")
+    f, g, h = pw.Func("f"), pw.Func("g"), pw.Func("h")
+    f[x, y] = x * 5 - y
+    g[x, y] = x + y * 3
+    h[x, y] = f[x, y] + g[x + 1, y] + f[x - 1, y + 1]
+    h.gpu_tile(x, y, xi, yi, 8, 8)
+    f.compute_at(h, x).gpu_threads(x, y)
+    g.compute_at(h, x).gpu_threads(x, y)
+    if memory is not None:
+        f.store_in(getattr(pw.MemoryType, memory))
+        g.store_in(getattr(pw.MemoryType, memory))
+    g.compute_with(f, x, pw.LoopAlignStrategy.AlignEnd)
+    for sizes in SIZES:
+        compiled = assert_matches_reference(pw.Pipeline(h), sizes, [])
+    assert compiled.kernel_source.count("__kernel") == 1
+    assert compiled.kernel_source.count("barrier(") == 1
