@@ -643,11 +643,12 @@ NEWER_DIRECTIVES = ("specialize", "specialize_fail", "compute_with", "memoize")
 FUSION_PARTNER_SUFFIX = "w"  # the name of the output _draw_compute_with adds: its partner's + "w"
 
 
-def without_newer_directives(case: Case) -> Case:
+def without_newer_directives(case: Case, keep: tuple[str, ...] = ()) -> Case:
     """The case as drawn before specialize, compute_with and memoize were: without their
     directives, Params and the output added for compute_with (the GPU variant, for one,
-    maps the CPU schedule of that case)."""
-    added = {s.name for s in case.stages if s.name.endswith(FUSION_PARTNER_SUFFIX)}
+    maps the CPU schedule of that case). The directives named in `keep` stay (with the
+    output added for compute_with, when it is kept)."""
+    added = set() if "compute_with" in keep else {s.name for s in case.stages if s.name.endswith(FUSION_PARTNER_SUFFIX)}
     return Case(
         **{
             **case.__dict__,
@@ -656,7 +657,7 @@ def without_newer_directives(case: Case) -> Case:
             "directives": [
                 d
                 for d in case.directives
-                if d.kind not in NEWER_DIRECTIVES and d.condition is None and d.func not in added
+                if (d.kind in keep or d.kind not in NEWER_DIRECTIVES) and d.condition is None and d.func not in added
             ],
             "params": {},
         }

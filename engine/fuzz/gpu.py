@@ -6,8 +6,9 @@ blocks, a vectorized loop without a width becomes GPU threads (with a width it s
 vectorized loop: OpenCL vector code inside a work-item, or a serial loop there for widths
 OpenCL has no vector type of), a tile of an output sometimes
 becomes a gpu_tile, and an update without GPU loops sometimes runs in one GPU thread.
-Cases are unchecked: checked access is a CPU feature. The directives drawn for the CPU only
-(compute_with, memoize) and specializations are left out.
+Cases are unchecked: checked access is a CPU feature. compute_with stays (its fused loops
+are mapped like any others, so they may be GPU loops); memoize (CPU only) and
+specializations are left out.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pixelweave.engine.fuzz.cases import Case, Directive, draw_case, without_new
 
 def draw_gpu_case(seed: int) -> Case:
     """The GPU variant of case `seed` (the same seed always gives the same case)."""
-    case = without_newer_directives(draw_case(seed, checked=False))  # CPU-only or not mapped yet
+    case = without_newer_directives(draw_case(seed, checked=False), keep=("compute_with",))
     rng = random.Random(seed * 7919 + 1)
     directives: list[Directive] = []
     for d in case.directives:

@@ -7,10 +7,15 @@ down to the fused variable; what may be fused is what Halide allows (ScheduleFun
 RealizationOrder.cpp): two different Funcs, computed at the same level, neither calling the
 other, whose fused loops match in name, kind and order. Pixelweave also refuses what it
 does not lower, or what would read points not computed yet: a parent that is itself fused
-into another stage, fused loops that are vectorized or mapped to the GPU, members of one
-group that read each other, two stages of one Func fused with the same stage along loops
-where they do not stay on one point, storage placed apart from the compute level, and the
-OpenCL target.
+into another stage, vectorized fused loops, members of one group that read each other, two
+stages of one Func fused with the same stage along loops where they do not stay on one
+point, and storage placed apart from the compute level.
+
+On target opencl, fused loops may be GPU block and thread loops, as in Halide (its
+compute_with test fuses two `gpu_tile`d outputs at the block loop): the kinds must match
+loop by loop, like any fused loops; both stages then run in one kernel, each under its
+own guard, separated by a work-group barrier, and the members of a group never read each
+other, so no stage waits on another work-group.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from pixelweave.engine.pipeline import definition_exprs
 from pixelweave.engine.schedule import FuseLevel, LoopAlignStrategy, LoopLevel
 from pixelweave.engine.stmt import ForType
 
-FUSABLE_LOOPS = (ForType.SERIAL, ForType.PARALLEL, ForType.UNROLLED)
+FUSABLE_LOOPS = (ForType.SERIAL, ForType.PARALLEL, ForType.UNROLLED, ForType.GPU_BLOCK, ForType.GPU_THREAD)
 
 
 @dataclass
@@ -71,12 +76,6 @@ def fuse_groups(ctx: LoweringContext) -> None:
                 pairs.append((info, k, _parent_info(ctx, info, level), level))
     if not pairs:
         return
-    if ctx.target == "opencl":
-        info, k, _, _ = pairs[0]
-        raise ScheduleError(
-            f"{stage_name(info, k)} (Func `{info.func.name()}`) is scheduled compute_with(), which Pixelweave "
-            "compiles for CPU targets only, not target='opencl'; remove the compute_with()"
-        )
     callees = _transitive_callees(ctx)
     children: set[tuple[str, int]] = {(c.name, k) for c, k, _, _ in pairs}
     for info in ctx.funcs:
@@ -237,7 +236,7 @@ def _check_pair(
             raise ScheduleError(
                 f"Invalid {what}: for types of dim {i} of {p_name}({d1.name} is {d1.for_type.value}) and "
                 f"{c_name}({d2.name} is {d2.for_type.value}) do not match; give the fused loops of both stages the "
-                "same kind (serial, parallel or unrolled)"
+                "same kind (serial, parallel, unrolled, gpu_block or gpu_thread)"
             )
         if d1.is_rvar != d2.is_rvar:
             raise ScheduleError(
@@ -247,7 +246,7 @@ def _check_pair(
         if d1.for_type not in FUSABLE_LOOPS:
             raise ScheduleError(
                 f"Invalid {what}: the fused loop {d1.name} is {d1.for_type.value}; Pixelweave fuses serial, "
-                "parallel and unrolled loops only (vectorize a loop inside the fused ones)"
+                "parallel, unrolled and GPU block/thread loops only (vectorize a loop inside the fused ones)"
             )
 
 

@@ -285,13 +285,15 @@ def test_different_compute_levels_are_refused():
 
 
 def test_what_pixelweave_does_not_fuse_is_refused_with_the_reason():
-    # a vectorized fused loop (Halide fuses it; Pixelweave fuses serial, parallel and unrolled loops)
+    # a vectorized fused loop (Halide fuses it; Pixelweave fuses serial, parallel, unrolled and GPU loops)
     f, g, x, y = _pair(pw)
     xo, xi = pw.Var("xo"), pw.Var("xi")
     f.split(x, xo, xi, 4).vectorize(xi)
     g.split(x, xo, xi, 4).vectorize(xi)
     g.compute_with(f, xi)
-    with pytest.raises(ScheduleError, match="Pixelweave fuses serial, parallel and unrolled loops only"):
+    with pytest.raises(
+        ScheduleError, match="Pixelweave fuses serial, parallel, unrolled and GPU block/thread loops only"
+    ):
         pw.Pipeline([f, g]).compile()
     # a chain: h with g, g with f
     f, g, x, y = _pair(pw)
@@ -301,11 +303,6 @@ def test_what_pixelweave_does_not_fuse_is_refused_with_the_reason():
     h.compute_with(g, y)
     with pytest.raises(ScheduleError, match="does not fuse a chain of compute_with"):
         pw.Pipeline([f, g, h]).compile()
-    # the OpenCL target
-    f, g, x, y = _pair(pw)
-    g.compute_with(f, y)
-    with pytest.raises(ScheduleError, match="CPU targets only"):
-        _nest([f, g], target="opencl")
     # storage apart from the compute level
     f, g, x, y = _pair(pw)
     out = pw.Func("out")
