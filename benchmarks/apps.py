@@ -81,8 +81,9 @@ def build_unsharp(m: Any, vec: int = VECTOR_F32, schedule: bool = True, gpu: boo
 def build_harris(m: Any, vec: int = VECTOR_F32, schedule: bool = True, gpu: bool = False) -> tuple[Any, dict]:
     """apps/harris: Harris corner response of planar RGB float (output 6 pixels smaller).
     gpu=True: Halide's GPU schedule (62x14 output tiles; gray, Ix and Iy per tile in local
-    memory, their 2x2 wrappers per work-item), without its Ix.compute_with(Iy, x) (which
-    Pixelweave refuses on target "opencl"), so gray's wrapper is one per consumer."""
+    memory, their 2x2 wrappers per work-item), without its Ix.compute_with(Iy, x) (written
+    when Pixelweave refused compute_with on target "opencl"; kept so the OpenCL table's
+    history compares like with like), so gray's wrapper is one per consumer."""
     x, y, yi = m.Var("x"), m.Var("y"), m.Var("yi")
     inp = m.ImageParam(m.Float(32), 3, "input")
 
