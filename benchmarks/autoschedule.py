@@ -40,14 +40,18 @@ HALIDE_SCHEDULERS = (  # (column label, Halide's name of the autoscheduler, its 
 
 
 def least_times(fns: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
-    """The least wall time (ms) of each callable, runs alternating between them."""
+    """The least wall time (ms) of each callable, runs alternating between them. Each round
+    starts one callable further along, so that each one follows each other equally often:
+    a run right after another of the same compiler finds its thread pool awake and the
+    caches in a like state, and a fixed order would favour whichever always comes second."""
     for fn in fns.values():
         fn()
+    names = list(fns)
     best = dict.fromkeys(fns, float("inf"))
-    for _ in range(runs):
-        for name, fn in fns.items():
+    for k in range(runs):
+        for name in names[k % len(names) :] + names[: k % len(names)]:
             start = time.perf_counter()
-            fn()
+            fns[name]()
             best[name] = min(best[name], time.perf_counter() - start)
     return {k: v * 1000 for k, v in best.items()}
 
