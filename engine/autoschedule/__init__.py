@@ -4,7 +4,9 @@ vectorization and parallelism for a pipeline from estimates of its sizes
 
 `method="analytic"` uses reuse analysis and a cost model with no measurement
 (`analytic.py`); `method="tune"` starts there and searches for `budget_s` seconds,
-timing candidates on real (or, without `inputs`, random) inputs (`tuner.py`).
+timing candidates on real (or, without `inputs`, random) inputs (`tuner.py`), and keeps
+the pipeline's own schedule unless a candidate is clearly faster (`acceptance.py`).
+`target="opencl"` maps the analytic schedule to GPU blocks and threads (`gpu.py`).
 """
 
 from __future__ import annotations
