@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import random
 import time
 import warnings
 from collections.abc import Callable
@@ -41,15 +42,17 @@ HALIDE_SCHEDULERS = (  # (column label, Halide's name of the autoscheduler, its 
 
 def least_times(fns: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
     """The least wall time (ms) of each callable, runs alternating between them. Each round
-    starts one callable further along, so that each one follows each other equally often:
-    a run right after another of the same compiler finds its thread pool awake and the
-    caches in a like state, and a fixed order would favour whichever always comes second."""
+    runs them in a new order (shuffled, from a fixed seed), so that each follows many
+    others: what ran just before matters (another compiler's thread pool still spinning,
+    the caches full of another image), and a fixed cycle, even one started at a different
+    place each round, would always put the same schedule after the same one."""
     for fn in fns.values():
         fn()
-    names = list(fns)
+    order, shuffler = list(fns), random.Random(runs)
     best = dict.fromkeys(fns, float("inf"))
-    for k in range(runs):
-        for name in names[k % len(names) :] + names[: k % len(names)]:
+    for _ in range(runs):
+        shuffler.shuffle(order)
+        for name in order:
             start = time.perf_counter()
             fns[name]()
             best[name] = min(best[name], time.perf_counter() - start)
