@@ -6,7 +6,8 @@
 Part 1, the benchmark pipelines of benchmarks/apps.py (the same algorithms in both
 compilers): Pixelweave's analytic and tuned (--tune seconds) schedules beside Pixelweave's hand schedule (Halide's
 apps/ schedules) and, in Halide 21, the hand schedule and the Mullapudi2016, Adams2019
-(beam size 1) and Li2018 autoschedulers; with the time each scheduler took to choose.
+(beam size 1, and its default beam) and Li2018 autoschedulers; with the time each
+scheduler took to choose.
 Each Halide autoscheduler runs first in a child process: one that fails, or is still
 searching after HALIDE_SEARCH_LIMIT_S, is reported in its cell instead of timed.
 Part 2, every bundled example document: the default schedule (every pure Func inline),
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import random
 import time
 import warnings
 from collections.abc import Callable
@@ -30,22 +32,29 @@ import numpy as np
 from benchmarks import apps
 
 ROOT = Path(__file__).resolve().parent.parent
-HALIDE_SCHEDULERS = (
-    ("Mullapudi2016", {}),
-    ("Adams2019", {"beam_size": "1"}),
-    ("Li2018", {}),
+HALIDE_SCHEDULERS = (  # (column label, Halide's name of the autoscheduler, its parameters)
+    ("Mullapudi2016", "Mullapudi2016", {}),
+    ("Adams2019", "Adams2019", {"beam_size": "1"}),
+    ("Adams2019 default beam", "Adams2019", {}),  # beam 32: minutes of search; may pass the limit
+    ("Li2018", "Li2018", {}),
 )
 
 
 def least_times(fns: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
-    """The least wall time (ms) of each callable, runs alternating between them."""
+    """The least wall time (ms) of each callable, runs alternating between them. Each round
+    runs them in a new order (shuffled, from a fixed seed), so that each follows many
+    others: what ran just before matters (another compiler's thread pool still spinning,
+    the caches full of another image), and a fixed cycle, even one started at a different
+    place each round, would always put the same schedule after the same one."""
     for fn in fns.values():
         fn()
+    order, shuffler = list(fns), random.Random(runs)
     best = dict.fromkeys(fns, float("inf"))
     for _ in range(runs):
-        for name, fn in fns.items():
+        shuffler.shuffle(order)
+        for name in order:
             start = time.perf_counter()
-            fn()
+            fns[name]()
             best[name] = min(best[name], time.perf_counter() - start)
     return {k: v * 1000 for k, v in best.items()}
 
@@ -73,7 +82,7 @@ def app_cases(rng: np.random.Generator) -> list[tuple[str, Callable, dict, list[
 
 def _load_halide_plugins(hl) -> None:
     folder = Path(hl.__file__).parent / "lib64"
-    for name, _ in HALIDE_SCHEDULERS:
+    for name in sorted({name for _, name, _ in HALIDE_SCHEDULERS}):
         found = glob.glob(str(folder / f"libautoschedule_{name.lower()}.*"))
         if not found:
             raise SystemExit(f"the halide package has no {name} autoscheduler in {folder}")
@@ -103,7 +112,11 @@ def _pixelweave_impls(build, inputs, sizes, dtype, tune_s: float) -> tuple[dict,
         if label != "hand":
             _set_estimates(pw, out, handles, inputs, sizes)
             options = {"budget_s": tune_s, "inputs": inputs} if label == "tune" else {}
-            search[label] = auto_schedule(pipeline, method=label, **options).search_seconds
+            chosen = auto_schedule(pipeline, method=label, **options)
+            search[label] = chosen.search_seconds
+            verdict = getattr(chosen.tuning, "verdict", None)
+            if verdict is not None:  # why the tuner kept or replaced the hand schedule
+                print(f"  tuner: {'replaced' if verdict.accepted else 'kept'} the hand schedule: {verdict.reason}")
         fn = pipeline.compile()
         buf = aligned_empty(sizes[::-1], dtype)
         fn(sizes, inputs, out=buf)
@@ -120,7 +133,7 @@ def _apply_halide_autoscheduler(hl, build, inputs: dict, sizes: list[int], label
     """Build the algorithm in Halide with estimates and apply one autoscheduler: (the
     pipeline, seconds the search took). The input arrays must outlive the pipeline (Halide
     buffers wrap their memory)."""
-    params = dict(HALIDE_SCHEDULERS)[label]
+    _, name, params = next(s for s in HALIDE_SCHEDULERS if s[0] == label)
     out, handles = build(hl, schedule=False)
     for key, value in inputs.items():
         handles[key].set(hl.Buffer(value) if isinstance(value, np.ndarray) else value)
@@ -128,7 +141,7 @@ def _apply_halide_autoscheduler(hl, build, inputs: dict, sizes: list[int], label
     pipeline = hl.Pipeline(out)
     start = time.perf_counter()
     options = {"parallelism": str(threads), **params}
-    pipeline.apply_autoscheduler(hl.get_jit_target_from_environment(), hl.AutoschedulerParams(label, options))
+    pipeline.apply_autoscheduler(hl.get_jit_target_from_environment(), hl.AutoschedulerParams(name, options))
     return pipeline, time.perf_counter() - start
 
 
@@ -167,8 +180,8 @@ def _halide_impls(case: str, build, inputs, sizes, dtype, threads: int) -> tuple
 
     target = hl.get_jit_target_from_environment()
     impls, search, outputs, failed = {}, {}, {}, {}
-    for label, params in [("hand", None), *HALIDE_SCHEDULERS]:
-        if params is None:
+    for label in ["hand", *(s[0] for s in HALIDE_SCHEDULERS)]:
+        if label == "hand":
             out, handles = build(hl, schedule=True)
             for name, value in inputs.items():
                 handles[name].set(hl.Buffer(value) if isinstance(value, np.ndarray) else value)
@@ -231,10 +244,12 @@ def apps_table(rows: list[dict]) -> str:
     """The table of part 1. "analytic / Mullapudi2016" compares the schedulers through two
     code generators; "over own hand" divides each by its compiler's hand schedule first, so
     that a code generation gap common to every schedule (the camera pipe's) cancels."""
-    columns = ["pw hand", "pw analytic", "pw tune", "hl hand", "hl Mullapudi2016", "hl Adams2019", "hl Li2018"]
+    columns = ["pw hand", "pw analytic", "pw tune", "hl hand", "hl Mullapudi2016", "hl Adams2019",
+               "hl Adams2019 default beam", "hl Li2018"]
     head = ["pipeline", "Pixelweave hand", "Pixelweave analytic", "Pixelweave tuned", "Halide hand",
-            "Mullapudi2016", "Adams2019 (beam 1)", "Li2018", "analytic / Mullapudi2016",
-            "same, each over its own hand", "tuned / Pixelweave hand", "search: analytic / Mullapudi / Adams / Li"]
+            "Mullapudi2016", "Adams2019 (beam 1)", "Adams2019 (default beam)", "Li2018", "analytic / Mullapudi2016",
+            "same, each over its own hand", "tuned / Pixelweave hand",
+            "search: analytic / Mullapudi / Adams beam 1 / Adams default / Li"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     ratios, relative = [], []
     for r in rows:
@@ -248,7 +263,8 @@ def apps_table(rows: list[dict]) -> str:
         relative.append(over_hand)
         s = r["search"]
         search = " / ".join(f"{s[k]:.2f} s" if k in s else "—" for k in
-                            ("analytic", "hl Mullapudi2016", "hl Adams2019", "hl Li2018"))
+                            ("analytic", "hl Mullapudi2016", "hl Adams2019", "hl Adams2019 default beam",
+                             "hl Li2018"))
         tail = f" | {ratio:.2f} | {over_hand:.2f} | {tuned} | {search} |"
         lines.append(f"| {r['name']} | " + " | ".join(cells) + tail)
     for label, values in (("analytic / Mullapudi2016", ratios), ("the same, each over its own hand", relative)):

@@ -4,7 +4,9 @@ vectorization and parallelism for a pipeline from estimates of its sizes
 
 `method="analytic"` uses reuse analysis and a cost model with no measurement
 (`analytic.py`); `method="tune"` starts there and searches for `budget_s` seconds,
-timing candidates on real (or, without `inputs`, random) inputs (`tuner.py`).
+timing candidates on real (or, without `inputs`, random) inputs (`tuner.py`), and keeps
+the pipeline's own schedule unless a candidate is clearly faster (`acceptance.py`).
+`target="opencl"` maps the analytic schedule to GPU blocks and threads (`gpu.py`).
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from pixelweave.engine.autoschedule.directives import (
     current_schedule_text,
     schedule_text,
 )
+from pixelweave.engine.autoschedule.gpu import gpu_directives
 from pixelweave.engine.autoschedule.machine import Machine, host_machine
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.pipeline import Pipeline
 
 METHODS = ("analytic", "tune")
+GPU_TARGETS = ("opencl",)
 
 
 @dataclass
@@ -45,9 +49,13 @@ class AutoSchedule:
 
 
 def analytic_schedule(pipeline: Pipeline, machine: Machine | None = None, target: str = "host") -> AutoSchedule:
-    """The analytic schedule of pipeline (not applied); ScheduleError if estimates are missing."""
+    """The analytic schedule of pipeline (not applied); ScheduleError if estimates are missing.
+    For target "opencl" its GPU mapping: kernels tiled into blocks and threads (gpu.py)."""
     start = time.perf_counter()
-    plan = AnalyticScheduler(pipeline, machine or host_machine(target)).plan()
+    scheduler = AnalyticScheduler(pipeline, machine or host_machine("host" if target in GPU_TARGETS else target))
+    plan = scheduler.plan()
+    if target in GPU_TARGETS:
+        plan.directives = gpu_directives(pipeline, plan, scheduler.analysis)
     return AutoSchedule(plan.directives, schedule_text(plan.directives), "analytic", time.perf_counter() - start, plan)
 
 
@@ -88,8 +96,10 @@ def auto_schedule(
     budget_s, inputs, seed, progress(best_seconds, tried), should_stop()."""
     if method not in METHODS:
         raise ScheduleError(f"unknown scheduling method `{method}`; legal methods are {', '.join(METHODS)}")
-    if target != "host":
-        raise ScheduleError(f"the automatic scheduler plans for CPUs: target must be 'host', got {target!r}")
+    if target not in ("host", *GPU_TARGETS):
+        raise ScheduleError(f"the automatic scheduler plans for target 'host' or 'opencl', got {target!r}")
+    if method == "tune" and target != "host":
+        raise ScheduleError("the tuner measures CPU schedules only: for target 'opencl' use method='analytic'")
     if method == "tune":
         result = tuned_schedule(pipeline, **options)
         pipeline.loop_nest(target)

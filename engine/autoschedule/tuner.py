@@ -9,9 +9,11 @@ the start and once more at the end. A (1+1) evolutionary search mutates the best
 configuration so far one or two decisions at a time, compiles the candidate (compiled
 code is cached by schedule), checks its output against the reference evaluator on a
 crop, times it and keeps it if it is faster. The few fastest candidates measured
-(FINALISTS) are timed once more at the end, side by side with more runs, with the
-pipeline's own schedule: a single lucky measurement during the search on a loaded
-machine does not decide the result, and the own schedule stays unless clearly beaten.
+(FINALISTS) are timed once more at the end, side by side in interleaved rounds (time for
+these rounds is kept out of the search's budget), and the fastest of them is timed in
+fresh rounds against the pipeline's own schedule, which it replaces only if clearly
+faster (`acceptance.clearly_faster`: median, least and CPU time, beyond the spread of
+the runs): a lucky measurement on a loaded machine does not decide the result.
 The candidates proposed follow from the seed (which of them win depends on the
 measured times).
 """
@@ -25,6 +27,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from pixelweave.engine.autoschedule.acceptance import (
+    Clock,
+    Timings,
+    Verdict,
+    clearly_faster,
+    interleaved_timings,
+    wall_and_cpu_clock,
+)
 from pixelweave.engine.autoschedule.analysis import PipelineAnalysis
 from pixelweave.engine.autoschedule.analytic import AnalyticScheduler, Overrides, Plan
 from pixelweave.engine.autoschedule.directives import apply_directives, clear_schedules, func_labels
@@ -39,7 +49,8 @@ CROP = 48  # the side of the corner of the output checked against the reference
 TIMED_RUNS = 3  # at least; more (up to 4x) while they take under TIMING_BUDGET_S together
 TIMING_BUDGET_S = 0.3
 CONFIRM_RUNS = 4
-FINAL_RUNS = 8  # the final comparison of the finalists with the pipeline's own schedule
+SELECT_RUNS = 6  # interleaved rounds that pick the fastest finalist
+DECIDE_RUNS = 15  # fresh interleaved rounds of that one against the own schedule (the benchmark's --runs 15)
 FINALISTS = 3  # the fastest candidates of the search kept for the final comparison
 MARGIN = 0.98  # a candidate must be at least 2% faster to replace the best
 
@@ -63,8 +74,9 @@ class TuneResult:
     tried: int
     rejected: int
     kept_own: bool = False  # the schedule the pipeline came with was the fastest
-    final_seconds: dict[str, float] | None = None  # the final round: "own" / "candidate k" -> least time
+    final_seconds: dict[str, float] | None = None  # the final rounds: "candidate k" / "winner" / "own" -> median
     finalists: list[Plan] | None = None  # the plans of the final round's candidates, fastest in the search first
+    verdict: Verdict | None = None  # the final decision between the winner and the own schedule, and why
 
 
 def synthetic_inputs(pipeline: Pipeline, seed: int) -> dict[str, Any]:
@@ -107,7 +119,9 @@ class Tuner:
         inputs: dict[str, Any] | None = None,
         seed: int = 0,
         own_schedule: dict[int, Any] | None = None,
+        clock: Clock = wall_and_cpu_clock,
     ) -> None:
+        self.clock = clock  # (wall, CPU) seconds now: the final decision's timer, replaceable in tests
         self.pipeline = pipeline
         self.own_schedule = own_schedule  # Func id -> schedule_snapshot(), a hand schedule to beat
         self.machine = machine
@@ -166,6 +180,10 @@ class Tuner:
             for k, run in enumerate(runs):
                 best[k] = min(best[k], _timed(run))
         return best
+
+    def timings(self, runs: list[Callable[[], object]], rounds: int) -> list[Timings]:
+        """Wall and CPU time of every run of each callable over interleaved rounds."""
+        return interleaved_timings(runs, rounds, self.clock)
 
     def confirm(
         self, candidate: Callable[[], object], incumbent: Callable[[], object], runs: int = 0
@@ -268,7 +286,18 @@ class Tuner:
                 else:
                     best = analytic_seconds
         report()
-        while time.perf_counter() < deadline and not (should_stop is not None and should_stop()):
+        own_seconds = own[0] if own is not None else 0.0
+
+        def final_rounds_seconds() -> float:
+            # The time the final rounds will take (a warm-up run each included), kept out of
+            # the search so that the whole tuning stays within its budget.
+            select = (SELECT_RUNS + 1) * sum(f.seconds for f in finalists) if len(finalists) > 1 else 0.0
+            decide = (DECIDE_RUNS + 1) * (finalists[0].seconds + own_seconds) if own is not None else 0.0
+            return select + decide
+
+        while time.perf_counter() + final_rounds_seconds() < deadline and not (
+            should_stop is not None and should_stop()
+        ):
             candidate = best_overrides
             for _ in range(self.rng.choice((1, 1, 2))):
                 candidate = self.mutate(candidate, family_plan)
@@ -296,21 +325,24 @@ class Tuner:
                     best = min(best, incumbent)
             report()
         stopped = should_stop is not None and should_stop()
-        final_seconds = None
+        final_seconds, verdict = None, None
         if not stopped and (len(finalists) > 1 or (own is not None and not kept_own)):
-            # The finalists and the pipeline's own schedule, side by side with more runs:
-            # the fastest wins, but a search result replaces the own schedule only if it is
-            # still clearly faster (noise flatters whatever won a race).
-            runs = [f.run for f in finalists] + ([own[1]] if own is not None else [])
-            times = self.compare(runs, FINAL_RUNS)
-            final_seconds = {f"candidate {k + 1}": t for k, t in enumerate(times[: len(finalists)])}
-            winner = min(range(len(finalists)), key=lambda k: times[k])
-            best, best_overrides, best_plan = times[winner], finalists[winner].overrides, finalists[winner].plan
+            winner = 0
+            if len(finalists) > 1:
+                # The finalists side by side with more runs: the fastest median wins.
+                times = [t.median for t in self.timings([f.run for f in finalists], SELECT_RUNS)]
+                final_seconds = {f"candidate {k + 1}": t for k, t in enumerate(times)}
+                winner = min(range(len(finalists)), key=lambda k: times[k])
+                best = times[winner]
+            best_overrides, best_plan = finalists[winner].overrides, finalists[winner].plan
             kept_own = False
             if own is not None:
-                final_seconds["own"] = times[-1]
-                if times[winner] >= times[-1] * MARGIN:
-                    best, kept_own = times[-1], True
+                # Fresh rounds of the winner against the own schedule (the rounds that chose
+                # the winner flatter it): it replaces the own schedule only if clearly faster.
+                mine, theirs = self.timings([finalists[winner].run, own[1]], DECIDE_RUNS)
+                verdict = clearly_faster(mine, theirs)
+                final_seconds = {**(final_seconds or {}), "winner": mine.median, "own": theirs.median}
+                best, kept_own = (mine.median, False) if verdict.accepted else (theirs.median, True)
             report()
         clear_schedules(self.pipeline)
         if kept_own:
@@ -319,7 +351,7 @@ class Tuner:
             apply_directives(self.pipeline, best_plan.directives)
         plans = [f.plan for f in finalists]
         return TuneResult(
-            best_plan, best_overrides, best, start_seconds, tried, rejected, kept_own, final_seconds, plans
+            best_plan, best_overrides, best, start_seconds, tried, rejected, kept_own, final_seconds, plans, verdict
         )
 
     def restore_own(self) -> None:
