@@ -5,10 +5,10 @@ is as good a trade on a GPU); everything else differs: a GPU wants many small wo
 rather than a few strips per core. Each Func that is not inlined becomes its own kernel
 (compute_root), tiled into work-groups of GPU_TILE work-items over its two innermost
 dimensions (of GPU_TILE_1D over its only one), a third dimension (channels) one more
-block dimension and any further ones loops on the host around the kernel. A Func with update definitions (histograms,
-scattered reductions) stays on the CPU, computed at root serially: its updates may write
-any point, which a kernel per point cannot. The runtime copies buffers between host and
-device where a CPU stage and a GPU stage meet.
+block dimension and any further ones loops on the host around the kernel. A Func with
+update definitions (histograms, scattered reductions) gets no GPU loops, computed at root
+serially: its updates may write any point, which a kernel per point cannot. The OpenCL
+backend runs such a stage as a kernel of one work-item, so its data stays on the device.
 """
 
 from __future__ import annotations
