@@ -14,6 +14,7 @@ import copy
 from typing import Any
 
 from pixelweave.app.editor.autoschedule_panel import AutoSchedulePanel
+from pixelweave.engine.ir.names import unused_name
 from pixelweave.nodes.schedule_presets import PRESETS
 from pixelweave.nodes.schedule_spec import TAILS, check_schedule, parse_key
 from pixelweave.nodes.schedule_text import (
@@ -45,12 +46,6 @@ def _spin(value: int, maximum: int = 4096) -> QtWidgets.QSpinBox:
     return box
 
 
-def _fresh(base: str, taken: list[str]) -> str:
-    """base, or base2, base3...: a loop name not used yet."""
-    name, k = base, 2
-    while name in taken:
-        name, k = f"{base}{k}", k + 1
-    return name
 
 
 class SchedulePanel(QtWidgets.QWidget):
@@ -446,7 +441,7 @@ class SchedulePanel(QtWidgets.QWidget):
     def _add_split(self) -> None:
         loop, loops = self.split_loop.currentText(), self._loops()
         short = loop.rsplit(".", 1)[-1]
-        outer, inner = _fresh(f"{short}o", loops), _fresh(f"{short}i", loops)
+        outer, inner = unused_name(f"{short}o", loops), unused_name(f"{short}i", loops)
         self._append(["split", loop, outer, inner, self.split_factor.value(), *self._tail(self.split_tail)])
 
     def _add_tile(self) -> None:
@@ -455,7 +450,7 @@ class SchedulePanel(QtWidgets.QWidget):
             self.set_problem("tile needs two different loops")
             return
         xs, ys = x.rsplit(".", 1)[-1], y.rsplit(".", 1)[-1]
-        names = [_fresh(f"{xs}o", loops), _fresh(f"{ys}o", loops), _fresh(f"{xs}i", loops), _fresh(f"{ys}i", loops)]
+        names = [unused_name(f"{v}{part}", loops) for part, v in (("o", xs), ("o", ys), ("i", xs), ("i", ys))]
         size = [self.tile_xsize.value(), self.tile_ysize.value()]
         self._append(["tile", x, y, *names, *size, *self._tail(self.tile_tail)])
 
@@ -486,8 +481,8 @@ class SchedulePanel(QtWidgets.QWidget):
         if x == y:
             self.set_problem("GPU tiling needs two different loops")
             return
-        bx, by = _fresh("bx", loops), _fresh("by", loops)
-        tx, ty = _fresh("tx", loops), _fresh("ty", loops)
+        bx, by = unused_name("bx", loops), unused_name("by", loops)
+        tx, ty = unused_name("tx", loops), unused_name("ty", loops)
         self._append(["gpu_tile", x, y, bx, by, tx, ty, self.gpu_xsize.value(), self.gpu_ysize.value()])
 
     def _add_gpu_threads(self) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pixelweave.engine.autoschedule.analysis import PipelineAnalysis
 from pixelweave.engine.autoschedule.analytic import Plan
 from pixelweave.engine.autoschedule.directives import Directive, func_labels
+from pixelweave.engine.ir.names import unused_name
 from pixelweave.engine.pipeline import Pipeline
 
 GPU_TILE = (16, 16)  # work-items per work-group in x and y: 256, a common size on GPUs
@@ -40,18 +41,13 @@ def gpu_directives(pipeline: Pipeline, plan: Plan, analysis: PipelineAnalysis) -
         extents = [int(b.hi - b.lo + 1) for b in box]
         if len(args) >= 2 and extents[1] > 1:
             x, y = args[0], args[1]
-            tx, ty = _fresh(f"{x}_t", args), _fresh(f"{y}_t", args)
+            tx, ty = unused_name(f"{x}_t", args), unused_name(f"{y}_t", args)
             wx, wy = (min(GPU_TILE[0], extents[0]), min(GPU_TILE[1], extents[1]))
             out.append(Directive(name, 0, "gpu_tile", (x, y, tx, ty, wx, wy)))
             out += [Directive(name, 0, "gpu_blocks", (a,)) for a in args[2:3]]
         else:
             x = args[0]
-            out.append(Directive(name, 0, "gpu_tile", (x, _fresh(f"{x}_t", args), min(GPU_TILE_1D, extents[0]))))
+            out.append(Directive(name, 0, "gpu_tile", (x, unused_name(f"{x}_t", args), min(GPU_TILE_1D, extents[0]))))
     return out
 
 
-def _fresh(base: str, taken: list[str]) -> str:
-    name, k = base, 2
-    while name in taken:
-        name, k = f"{base}{k}", k + 1
-    return name

@@ -1,10 +1,12 @@
 """Halide's shorthands for declaring Vars and Funcs in one line:
 `x, y, c = pw.vars("x y c")`, `blurx, blury = pw.funcs("blurx blury")` and
-`f = pw.lambda_func(x, y, expr)` (Halide's `lambda`, a Func defined in place)."""
+`f = pw.lambda_func(x, y, expr)` (Halide's `lambda`, a Func defined in place); and
+`unused_name`, for code that writes schedules and needs new loop names."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from typing import Any
 
 from pixelweave.engine.errors import CompileError
@@ -36,3 +38,13 @@ def lambda_func(*args: Any) -> Func:
     f = Func(f"lambda_{next(_lambda_counter)}")
     f[tuple(variables)] = value
     return f
+
+
+def unused_name(base: str, taken: Iterable[str]) -> str:
+    """base, or base2, base3...: the first that is not in taken (a new loop name for a
+    split or tile that must not collide with the Func's other loops)."""
+    taken = set(taken)
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}{k}", k + 1
+    return name

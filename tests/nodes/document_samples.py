@@ -9,6 +9,7 @@ from typing import Any
 
 import imageio.v3 as iio
 import numpy as np
+from pixelweave.nodes.editing import EditSession
 
 from tests.conftest import IMAGES
 
@@ -131,3 +132,17 @@ def numpy_soften(image: np.ndarray, gain: int, offset: int) -> np.ndarray:
     padded = np.pad(image.astype(np.int64), ((0, 0), (1, 1)), mode="edge")
     blur = (padded[:, :-2] + padded[:, 1:-1] + padded[:, 2:]) // 3
     return np.clip(blur * gain + offset, 0, 255).astype(np.uint8)
+
+
+def blur_gamma_session() -> EditSession:
+    """An edit session of input -> box blur -> gamma (a run-time parameter) -> output, for
+    the preview tests."""
+    session = EditSession()
+    session.add_node("image_input", (0, 0), {"sample": "camera.png", "element": "f32", "layout": "gray"})
+    session.add_node("box_blur", (200, 0), {"radius": 2})
+    session.add_node("gamma", (400, 0))
+    session.add_node("output", (600, 0))
+    session.connect("image_input", "out", "box_blur", "image")
+    session.connect("box_blur", "out", "gamma", "image")
+    session.connect("gamma", "out", "output", "image")
+    return session

@@ -23,6 +23,7 @@ from pixelweave.nodes.pipeline_build import build_document
 from pixelweave.nodes.preview import PreviewComputer
 
 import pixelweave as pw
+from tests.nodes.document_samples import blur_gamma_session
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "resources" / "examples"
@@ -59,20 +60,9 @@ def test_stage_by_stage_equals_the_fused_pipeline(example: str) -> None:
         np.testing.assert_array_equal(image, expected, err_msg=f"{example}: output `{output_id}`")
 
 
-def _chain() -> EditSession:
-    session = EditSession()
-    session.add_node("image_input", (0, 0), {"sample": "camera.png", "element": "f32", "layout": "gray"})
-    session.add_node("box_blur", (200, 0), {"radius": 2})
-    session.add_node("gamma", (400, 0))
-    session.add_node("output", (600, 0))
-    session.connect("image_input", "out", "box_blur", "image")
-    session.connect("box_blur", "out", "gamma", "image")
-    session.connect("gamma", "out", "output", "image")
-    return session
-
 
 def test_an_edit_reruns_only_the_changed_node_and_downstream_and_undo_hits_the_cache() -> None:
-    session = _chain()
+    session = blur_gamma_session()
     computer = PreviewComputer()
     stats = computer.compositor.stats
     first = computer.compute(session.document, "output", scale=SCALE)
@@ -142,7 +132,7 @@ def test_a_tiny_budget_recomputes_but_gives_the_same_picture(monkeypatch) -> Non
     monkeypatch.setenv("PIXELWEAVE_PREVIEW_MEMORY", "0.001")  # MiB
     assert default_budget() == 1048
     computer = PreviewComputer()
-    session = _chain()
+    session = blur_gamma_session()
     first = computer.compute(session.document, "output", scale=SCALE)
     again = computer.compute(session.document, "output", scale=SCALE)
     assert again.runs == first.runs and again.compiles == 0
@@ -220,7 +210,7 @@ def test_the_inspector_takes_the_loop_nest_of_compiled_code_without_lowering(tmp
 
 
 def test_funcs_the_fused_pipeline_inlines_are_inlined_within_their_node() -> None:
-    session = _chain()
+    session = blur_gamma_session()
     computer = PreviewComputer()
     compositor = computer.compositor
     result = computer.compute(session.document, "output", scale=SCALE)
@@ -237,7 +227,7 @@ def test_funcs_the_fused_pipeline_inlines_are_inlined_within_their_node() -> Non
 
 
 def test_a_box_narrower_than_a_vector_falls_back_to_guarded_tails() -> None:
-    session = _chain()
+    session = blur_gamma_session()
     session.set_schedule("gamma", {"out": [["vectorize", "x", 64]]})
     computer = PreviewComputer()
     compositor = computer.compositor
@@ -252,7 +242,7 @@ def test_a_computation_cancelled_while_kernels_compile_leaves_a_usable_composito
     class Stop(Exception):
         pass
 
-    session = _chain()
+    session = blur_gamma_session()
     compositor = Compositor()
     calls = []
 
@@ -300,7 +290,7 @@ def _kernel_keys(compositor: Compositor, doc: Document, node_id: str) -> set[str
 def test_a_structural_edit_compiles_only_the_kernels_whose_structure_is_new(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PIXELWEAVE_CACHE_DIR", str(tmp_path))
     clear_memory_cache()
-    session = _chain()
+    session = blur_gamma_session()
     computer = PreviewComputer()
     opened = computer.compute(session.document, "output", scale=SCALE)
     before = _kernel_keys(computer.compositor, session.document, "output")

@@ -16,22 +16,11 @@ from pixelweave.nodes.preview import PreviewComputer
 from pixelweave.nodes.stage_regions import coordinate_scalars
 
 import pixelweave as pw
+from tests.nodes.document_samples import blur_gamma_session
 
 REPO = Path(__file__).resolve().parents[2]
 SCALE = 4
 
-
-def _chain() -> EditSession:
-    """input -> box blur -> gamma (a run-time parameter) -> output."""
-    session = EditSession()
-    session.add_node("image_input", (0, 0), {"sample": "camera.png", "element": "f32", "layout": "gray"})
-    session.add_node("box_blur", (200, 0), {"radius": 2})
-    session.add_node("gamma", (400, 0))
-    session.add_node("output", (600, 0))
-    session.connect("image_input", "out", "box_blur", "image")
-    session.connect("box_blur", "out", "gamma", "image")
-    session.connect("gamma", "out", "output", "image")
-    return session
 
 
 def _fused(session: EditSession, computer: PreviewComputer) -> np.ndarray:
@@ -44,7 +33,7 @@ def _fused(session: EditSession, computer: PreviewComputer) -> np.ndarray:
 
 
 def test_a_runtime_edit_keeps_the_built_funcs_and_sets_their_params() -> None:
-    session = _chain()
+    session = blur_gamma_session()
     computer = PreviewComputer()
     computer.compute(session.document, "output", scale=SCALE)
     graph, _ = computer.compositor.built_graph(session.document, "output")
@@ -96,7 +85,7 @@ def test_an_edit_runs_only_the_stages_the_picture_needs() -> None:
 
 
 def test_node_outputs_keep_every_value_of_a_drag() -> None:
-    session = _chain()
+    session = blur_gamma_session()
     computer = PreviewComputer()
     cache = computer.compositor.images
     pictures = []
@@ -142,7 +131,7 @@ def test_stage_versions_per_slot_and_spares_held_by_a_view_are_not_reused() -> N
 
 
 def test_an_unscheduled_stage_runs_its_rows_in_parallel_and_gives_the_same_picture() -> None:
-    session = _chain()
+    session = blur_gamma_session()
     computer = PreviewComputer()
     result = computer.compute(session.document, "output", scale=SCALE)
     graph, _ = computer.compositor.built_graph(session.document, "output")
@@ -200,7 +189,7 @@ def test_a_structural_edit_runs_a_quick_kernel_first_and_the_scheduled_one_after
     monkeypatch.setenv("PIXELWEAVE_CACHE_DIR", str(tmp_path))  # nothing compiled yet
     monkeypatch.setattr(compositor_module, "UPGRADE_PAUSE", 1.5)  # seconds without a picture
     clear_memory_cache()
-    session = _chain()
+    session = blur_gamma_session()
     session.set_schedule("box_blur", {"out": [["compute_root"], ["vectorize", "x", 8]]})
     computer = PreviewComputer()
     compositor = computer.compositor
@@ -233,7 +222,7 @@ def test_the_quick_kernel_is_refused_to_stages_vector_code_computes_differently(
     calls them waits for its scheduled kernel, whose image the fused pipeline's matches."""
     monkeypatch.setenv("PIXELWEAVE_CACHE_DIR", str(tmp_path))
     clear_memory_cache()
-    session = _chain()
+    session = blur_gamma_session()
     session.set_schedule("gamma", {"out": [["compute_root"], ["vectorize", "x", 8]]})
     computer = PreviewComputer()
     computer.compute(session.document, "output", scale=SCALE)
