@@ -387,7 +387,7 @@ def _place_hoisted_storage(
     if hoist_loop == stored_at:
         return  # already allocated there
     if compute_loop is not None:
-        for_types = {s.name: s.for_type for s in walk_stmt(stmt) if isinstance(s, For)}
+        for_types = _loop_kinds(stmt)
         start = legal.index(hoist_loop) + 1 if hoist_loop is not None else 0
         between = legal[start : legal.index(compute_loop) + 1]
         sharing = [loop for loop in between if for_types.get(loop) in _SHARING_LOOPS]
@@ -405,16 +405,22 @@ def _place_hoisted_storage(
 _SHARING_LOOPS = (ForType.PARALLEL, ForType.VECTORIZED, ForType.GPU_BLOCK, ForType.GPU_THREAD)
 
 
+def _loop_kinds(stmt: Stmt) -> dict[str, ForType]:
+    """Each loop's kind, a sharing kind (parallel, vectorized, GPU) winning: a loop of a
+    specialized stage is in each branch, scheduled differently, and any branch may share."""
+    for_types: dict[str, ForType] = {}
+    for s in walk_stmt(stmt):
+        if isinstance(s, For) and for_types.get(s.name) not in _SHARING_LOOPS:
+            for_types[s.name] = s.for_type
+    return for_types
+
+
 def _check_no_shared_storage(
     ctx: LoweringContext, name: str, stmt: Stmt, legal: list[str], store_loop: str | None, compute_loop: str
 ) -> None:
     """Refuse, as Halide does, storage outside a parallel (vectorized, GPU block) loop that
     the computation is inside: its iterations would share one buffer and race."""
-    # A loop of a specialized stage is in each branch, scheduled differently: any may share.
-    for_types: dict[str, ForType] = {}
-    for s in walk_stmt(stmt):
-        if isinstance(s, For) and for_types.get(s.name) not in _SHARING_LOOPS:
-            for_types[s.name] = s.for_type
+    for_types = _loop_kinds(stmt)
     start = legal.index(store_loop) + 1 if store_loop is not None else 0
     between = legal[start : legal.index(compute_loop) + 1]
     sharing = [loop for loop in between if for_types.get(loop) in _SHARING_LOOPS]

@@ -323,6 +323,26 @@ def test_a_hoist_outside_a_parallel_loop_is_refused_as_in_halide():
         build(pw).realize([4, 8])
 
 
+def test_a_hoist_outside_a_loop_parallel_only_in_a_specialization_is_refused():
+    """The race exists in the branch where the loop is parallel, whichever branch the lowered
+    statement lists first (the fuzzer found a wrong image here, seed 20261206002867)."""
+
+    def build(m):
+        x, y = m.Var("x"), m.Var("y")
+        p = m.Param(m.Int(32), "p", 0)
+        g = m.Func("g")
+        g[x, y] = x + y
+        f = m.Func("f")
+        f[x, y] = g[x, y] + g[x + 1, y]
+        f.specialize(p != 3).parallel(y)
+        g.compute_at(f, x).hoist_storage_root()
+        return f
+
+    # Halide 21 misses this race (its check reads one branch); Pixelweave refuses it.
+    with pytest.raises(ScheduleError, match="hoisted outside the parallel loop y of `f`"):
+        build(pw).realize([4, 8])
+
+
 def test_a_size_that_cannot_be_bounded_at_the_hoist_level_is_refused():
     x, y = pw.Var("x"), pw.Var("y")
     g = pw.Func("g")
