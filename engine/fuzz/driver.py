@@ -3,7 +3,9 @@
 Each worker is a fresh `python -m pixelweave.engine.fuzz.worker` process that runs a batch
 of cases one at a time. A worker that exits mid-case (a segfault in generated code) makes
 that case a "crash"; one silent for longer than the per-case timeout is killed and the case
-is a "hang". Either way a fresh worker takes the rest of the batch.
+is a "hang". Either way a fresh worker takes the rest of the batch. A worker writes what it prints to
+stderr (and, through faulthandler, the Python stack of a fatal signal) to a temporary file,
+whose end a crash's message carries: where the process died is the first thing to know.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import selectors
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -34,12 +37,13 @@ WORKER_COMMAND = (sys.executable, "-m", "pixelweave.engine.fuzz.worker")
 
 class _Worker:
     def __init__(self, with_halide: bool, command: tuple[str, ...] = WORKER_COMMAND) -> None:
-        env = dict(os.environ, PIXELWEAVE_FUZZ_HALIDE="1" if with_halide else "0")
+        env = dict(os.environ, PIXELWEAVE_FUZZ_HALIDE="1" if with_halide else "0", PYTHONFAULTHANDLER="1")
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker; closed in close()
         self.proc = subprocess.Popen(
             list(command),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=self.stderr,
             text=True,
             bufsize=1,
             env=env,
@@ -80,11 +84,20 @@ class _Worker:
 
     def _died(self, start: float) -> dict[str, Any]:
         code = self.proc.wait()
+        stack = self._fatal_stack()
         return {
             "outcome": "crash",
-            "message": f"the worker process died (exit status {code}{_signal_name(code)})",
+            "message": f"the worker process died (exit status {code}{_signal_name(code)})"
+            + (f"; where:\n{stack}" if stack else ""),
             "seconds": round(time.perf_counter() - start, 3),
         }
+
+    def _fatal_stack(self, limit: int = 4000) -> str:
+        """The end of what the worker wrote to stderr from its last fatal-signal report on."""
+        self.stderr.seek(0)
+        text = self.stderr.read().decode(errors="replace")
+        start = text.rfind("Fatal Python error")
+        return (text[start:] if start >= 0 else text)[-limit:].strip()
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -94,6 +107,7 @@ class _Worker:
             self.proc.kill()
         self.proc.wait()
         self.selector.close()
+        self.stderr.close()
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 stream.close()

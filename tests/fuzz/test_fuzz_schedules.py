@@ -103,6 +103,9 @@ def test_a_worker_that_dies_is_a_crash_and_the_run_goes_on():
         first, second = r.run(Request(case)), r.run(Request(case))
     assert first["outcome"] == second["outcome"] == "crash"
     assert "SIGSEGV" in first["message"]
+    # where it died: faulthandler's report of the worker's Python stack
+    assert "Fatal Python error: Segmentation fault" in first["message"]
+    assert 'File "<string>", line 5 in <module>' in first["message"]
 
 
 def test_a_silent_worker_is_a_hang():
