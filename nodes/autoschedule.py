@@ -15,6 +15,7 @@ from pixelweave.nodes.document import Document
 from pixelweave.nodes.errors import NodeError
 from pixelweave.nodes.output_part import output_part
 from pixelweave.nodes.pipeline_build import BuiltDocument, build_document
+from pixelweave.nodes.schedule_spec import referenced_node
 from pixelweave.nodes.schedule_text import format_schedule
 
 import pixelweave as pw
@@ -125,8 +126,7 @@ def detached(schedule: dict[str, list[list[Any]]], node_id: str) -> dict[str, li
     for key, directives in schedule.items():
         kept = []
         for d in directives:
-            ref = str(d[1]) if len(d) > 1 else ""
-            outside = d[0] in ("compute_at", "store_at") and "." in ref and not ref.startswith(f"{node_id}.")
+            outside = referenced_node(d) not in (None, node_id)
             if outside and d[0] == "compute_at":
                 kept.append(["compute_root"])
             elif not outside:

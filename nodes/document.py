@@ -26,7 +26,7 @@ from typing import Any
 
 from pixelweave.nodes.errors import DocumentError, NodeError, ParameterError
 from pixelweave.nodes.files import mode_for
-from pixelweave.nodes.schedule_spec import check_directive, check_schedule
+from pixelweave.nodes.schedule_spec import check_directive, check_schedule, rename_referenced_node
 
 FORMAT = "pixelweave.pipeline"
 VERSION = 1
@@ -248,8 +248,7 @@ class Document:
             for schedule in n.all_schedules().values():
                 for directives in schedule.values():
                     for d in directives:
-                        if d and d[0] in ("compute_at", "store_at") and len(d) > 1 and str(d[1]).startswith(f"{old}."):
-                            d[1] = f"{new}.{d[1][len(old) + 1 :]}"
+                        rename_referenced_node(d, {old: new})
 
     def add_group(
         self, name: str, node_ids: list[str] | tuple[str, ...], colour: tuple[int, int, int] | None = None
@@ -655,7 +654,7 @@ class Problem:
     target: str = HOST  # for a "schedule" problem: the schedule's target
 
 
-GPU_DIRECTIVES = ("gpu_blocks", "gpu_threads", "gpu_tile")
+GPU_DIRECTIVES = ("gpu_blocks", "gpu_threads", "gpu_tile", "gpu_single_thread")
 
 
 def _gpu_on_cpu(schedule: Any) -> list[str]:

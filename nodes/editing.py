@@ -22,6 +22,7 @@ from typing import Any
 from pixelweave.nodes.document import DocNode, Document
 from pixelweave.nodes.errors import DocumentError, NodeError
 from pixelweave.nodes.node_type import node_type, node_types, unknown_type_message
+from pixelweave.nodes.schedule_spec import rename_referenced_node
 
 CLIPBOARD_FORMAT = "pixelweave.fragment"
 Listener = Callable[[str], None]
@@ -320,8 +321,5 @@ def _insert(doc: Document, nodes: list[DocNode], offset: tuple[float, float]) ->
         for schedule in doc.node(renamed[node.id]).all_schedules().values():
             for directives in schedule.values():
                 for d in directives:
-                    if d and d[0] in ("compute_at", "store_at") and len(d) > 1 and "." in str(d[1]):
-                        src, _, local = str(d[1]).partition(".")
-                        if src in renamed:
-                            d[1] = f"{renamed[src]}.{local}"
+                    rename_referenced_node(d, renamed)
     return list(renamed.values())

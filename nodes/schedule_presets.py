@@ -16,6 +16,7 @@ from pixelweave.engine.pipeline import definition_exprs, func_definitions
 from pixelweave.nodes.document import Document
 from pixelweave.nodes.errors import DocumentError, NodeError
 from pixelweave.nodes.pipeline_build import BuiltDocument, build_document
+from pixelweave.nodes.schedule_spec import referenced_node
 
 import pixelweave as pw
 
@@ -195,7 +196,7 @@ def _keep(n: _NodeFuncs, name: str) -> list[list[Any]]:
     another node's loops: the preset moves the node's output, so those would no longer
     enclose its uses; such a stage goes to its owner's rows, or to the root."""
     current = [list(d) for d in n.built.document.node(n.node_id).schedule.get(name, [])]
-    elsewhere = any(d[0] in ("compute_at", "store_at") and "." in str(d[1]) for d in current)
+    elsewhere = any(referenced_node(d) is not None for d in current)
     if not elsewhere or name not in n.inner:
         return current
     f = n.inner[name]

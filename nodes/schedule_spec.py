@@ -20,7 +20,15 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pixelweave.engine.schedule import LoopLevel, StageSchedule, TailStrategy
+from pixelweave.engine.schedule import (
+    GPU_MEMORY_TYPES,
+    LoopAlignStrategy,
+    LoopLevel,
+    MemoryType,
+    Partition,
+    StageSchedule,
+    TailStrategy,
+)
 from pixelweave.engine.stmt import ForType
 
 import pixelweave as pw
@@ -31,14 +39,19 @@ if TYPE_CHECKING:
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 LOOP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 KEY = re.compile(r"(?P<local>[A-Za-z_][A-Za-z0-9_]*)(?:\.update\((?P<update>\d+)\))?")
+STAGE_REF = re.compile(r"(?P<func>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?)(?:\.update\((?P<update>\d+)\))?")
 TAILS = tuple(t.value for t in (TailStrategy.AUTO, TailStrategy.ROUND_UP, TailStrategy.GUARD_WITH_IF,
                                  TailStrategy.SHIFT_INWARDS))  # fmt: skip
+MEMORY_TYPES = tuple(m.value for m in GPU_MEMORY_TYPES)  # the memory types Pixelweave places storage in
+ALIGNS = tuple(a.value for a in LoopAlignStrategy)
 
 # Argument kinds: "loop" names an existing loop (may be a dotted name such as "x.xi"),
 # "new" names a new loop, "factor" is a positive integer, "int" any integer, "tail" one of
-# TAILS, "func" a Func reference ("local", "node.local" or "root"). A trailing "?" marks an
-# optional argument, "*" any number (at least one) of the kind.
+# TAILS, "func" a Func reference ("local", "node.local" or "root"), "stage" a Func reference
+# with an optional ".update(k)", "bool" true or false, "memory" one of MEMORY_TYPES, "align"
+# one of ALIGNS. A trailing "?" marks an optional argument, "*" any number (at least one).
 _LOOP, _NEW, _FACTOR, _INT, _TAIL, _FUNC = "loop", "new", "factor", "int", "tail", "func"
+_STAGE, _BOOL, _MEMORY, _ALIGN = "stage", "bool", "memory", "align"
 
 
 @dataclass(frozen=True)
@@ -78,6 +91,35 @@ DIRECTIVES: dict[str, DirectiveSpec] = {
         "func", (_sig("var:new", "min:int", "extent:factor"),), "promise that only [min, min + extent) is needed"
     ),
     "reorder_storage": DirectiveSpec("func", (_sig("vars:new*"),), "storage order, innermost (stride 1) first"),
+    "bound_extent": DirectiveSpec(
+        "func", (_sig("var:new", "extent:factor"),), "compute exactly `extent` points of a dimension"
+    ),
+    "align_bounds": DirectiveSpec(
+        "func",
+        (_sig("var:new", "modulus:factor", "remainder:int?"),),
+        "widen the computed region to start at remainder mod modulus, a multiple of modulus long",
+    ),
+    "align_extent": DirectiveSpec(
+        "func", (_sig("var:new", "modulus:factor"),), "widen the computed region to a multiple of modulus"
+    ),
+    "align_storage": DirectiveSpec(
+        "func", (_sig("var:new", "alignment:factor"),), "pad the storage of a dimension to a multiple"
+    ),
+    "fold_storage": DirectiveSpec(
+        "func",
+        (_sig("var:new", "extent:factor", "fold_forward:bool?"),),
+        "store a dimension in a circular buffer of `extent` slots",
+    ),
+    "hoist_storage": DirectiveSpec(
+        "func",
+        (_sig("func:func", "var:loop"), _sig("root:func")),
+        "make the allocation once per iteration of loop `var` of Func `func` (or once, at the root)",
+    ),
+    "hoist_storage_root": DirectiveSpec("func", (_sig(),), "make the allocation once, outside all loops"),
+    "store_in": DirectiveSpec(
+        "func", (_sig("memory:memory"),), f"put the storage in one memory: {', '.join(MEMORY_TYPES)}"
+    ),
+    "memoize": DirectiveSpec("func", (_sig(),), "keep its values across runs while its inputs are unchanged"),
     "split": DirectiveSpec(
         "stage",
         (_sig("var:loop", "outer:new", "inner:new", "factor:factor", "tail:tail?"),),
@@ -114,7 +156,48 @@ DIRECTIVES: dict[str, DirectiveSpec] = {
         (_sig("x:loop", "y:loop", "xo:new", "yo:new", "xi:new", "yi:new", "xsize:factor", "ysize:factor"),),
         "tile, then map the outer loops to blocks and the inner ones to threads",
     ),
+    "gpu_single_thread": DirectiveSpec("stage", (_sig(),), "run the stage on the GPU in one work-item"),
+    "never_partition": DirectiveSpec(
+        "stage", (_sig("vars:loop*"),), "keep loops whole (no prologue, steady state and epilogue)"
+    ),
+    "always_partition": DirectiveSpec(
+        "stage", (_sig("vars:loop*"),), "partition loops, failing to compile where there is nothing to partition"
+    ),
+    "never_partition_all": DirectiveSpec("stage", (_sig(),), "never_partition on every loop of the stage"),
+    "always_partition_all": DirectiveSpec("stage", (_sig(),), "always_partition on every loop of the stage"),
+    "compute_with": DirectiveSpec(
+        "stage",
+        (_sig("stage:stage", "var:loop", "align:align?"),),
+        "fuse this stage's loops, outermost down to `var`, with another Func's stage",
+    ),
+    "atomic": DirectiveSpec(
+        "stage",
+        (_sig("override_associativity_test:bool?"),),
+        "make an update's stores atomic read-modify-writes, so its reduction loops may run in parallel",
+    ),
 }
+
+
+LEVEL_DIRECTIVES = ("compute_at", "store_at", "hoist_storage")  # a Func's loop, or "root"
+FUNC_REF_DIRECTIVES = (*LEVEL_DIRECTIVES, "compute_with")  # the first argument names a Func
+
+
+def referenced_node(directive: Any) -> str | None:
+    """The other node whose Func a directive names ("node.local", "node.local.update(0)"),
+    or None (a Func of its own node, the root, or a directive naming no Func)."""
+    if not isinstance(directive, list) or len(directive) < 2 or directive[0] not in FUNC_REF_DIRECTIVES:
+        return None
+    m = STAGE_REF.fullmatch(str(directive[1]))
+    if m is None or "." not in m.group("func"):
+        return None
+    return m.group("func").partition(".")[0]
+
+
+def rename_referenced_node(directive: list[Any], renamed: dict[str, str]) -> None:
+    """Point a directive's Func reference at a node's new id (in place)."""
+    node = referenced_node(directive)
+    if node is not None and node in renamed:
+        directive[1] = renamed[node] + str(directive[1])[len(node) :]
 
 
 def parse_key(key: str) -> tuple[str, int | None] | None:
@@ -131,6 +214,8 @@ def parse_key(key: str) -> tuple[str, int | None] | None:
 def _check_arg(value: Any, kind: str) -> str | None:
     """Why value is not of the kind, or None."""
     kind = kind.rstrip("?*")
+    if kind == _BOOL:
+        return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
     if kind in (_FACTOR, _INT):
         if isinstance(value, bool) or not isinstance(value, int):
             return f"must be an integer, got {value!r}"
@@ -141,6 +226,12 @@ def _check_arg(value: Any, kind: str) -> str | None:
         return f"must be a name (a string), got {value!r}"
     if kind == _TAIL and value not in TAILS:
         return f"must be one of {', '.join(TAILS)}, got {value!r}"
+    if kind == _MEMORY and value not in MEMORY_TYPES:
+        return f"must be one of {', '.join(MEMORY_TYPES)}, got {value!r}"
+    if kind == _ALIGN and value not in ALIGNS:
+        return f"must be one of {', '.join(ALIGNS)}, got {value!r}"
+    if kind == _STAGE and not STAGE_REF.fullmatch(value):
+        return f'must be a Func or an update of one ("local", "node.local", "local.update(0)"), got {value!r}'
     if kind == _NEW and not IDENTIFIER.fullmatch(value):
         return f"must be a loop name (letters, digits, underscores), got {value!r}"
     if kind in (_LOOP, _FUNC) and not LOOP_NAME.fullmatch(value):
@@ -172,9 +263,9 @@ def check_directive(directive: Any, scope_is_update: bool = False) -> str | None
     if not candidates:
         n = len(args)
         return f"`{name}` takes {spec.usage(name)}; got {n} argument{'s' if n != 1 else ''}"
-    if name in ("compute_at", "store_at") and args and args[0] == "root" and len(args) != 1:
+    if name in LEVEL_DIRECTIVES and args and args[0] == "root" and len(args) != 1:
         return f'`{name}` at "root" takes no loop: write ["{name}", "root"]'
-    if name in ("compute_at", "store_at") and len(args) == 1 and args[0] != "root":
+    if name in LEVEL_DIRECTIVES and len(args) == 1 and args[0] != "root":
         return f"`{name}` takes {spec.usage(name)}; a Func needs one of its loops"
     sig = candidates[0]
     for i, value in enumerate(args):
@@ -219,13 +310,32 @@ def resolve_func(graph: BuiltGraph, node_id: str, ref: str) -> pw.Func:
         raise pw.ScheduleError(f"Func reference {ref!r}: {e}") from None
 
 
+_AT_ROOT = {"compute_at": "compute_root", "store_at": "store_root", "hoist_storage": "hoist_storage_root"}
+
+
+def resolve_stage(graph: BuiltGraph, node_id: str, ref: str) -> Any:
+    """The stage a compute_with names: a Func reference, with ".update(k)" for an update."""
+    m = STAGE_REF.fullmatch(ref)
+    if m is None:
+        raise pw.ScheduleError(f"stage reference {ref!r} is not a Func or `func.update(k)`")
+    func = resolve_func(graph, node_id, m.group("func"))
+    return func if m.group("update") is None else func.update(int(m.group("update")))
+
+
 def _apply(graph: BuiltGraph, node_id: str, target: Any, directive: list[Any]) -> None:
     name, args = directive[0], list(directive[1:])
-    if name in ("compute_at", "store_at"):
+    if name in LEVEL_DIRECTIVES:
         if args[0] == "root":
-            getattr(target, "compute_root" if name == "compute_at" else "store_root")()
+            getattr(target, _AT_ROOT[name])()
         else:
             getattr(target, name)(resolve_func(graph, node_id, args[0]), args[1])
+        return
+    if name == "store_in":
+        target.store_in(MemoryType(args[0]))
+        return
+    if name == "compute_with":
+        align = LoopAlignStrategy(args[2]) if len(args) > 2 else LoopAlignStrategy.Auto
+        target.compute_with(resolve_stage(graph, node_id, args[0]), args[1], align)
         return
     if name in ("split", "tile") and args and args[-1] in TAILS and isinstance(args[-1], str):
         tail = TailStrategy(args.pop())
@@ -391,11 +501,68 @@ def directives_of(func: pw.Func, node_id: str) -> dict[str, list[list[Any]]]:
             call.append(["bound", var, lo, extent])
     if state.storage_order is not None:
         call.append(["reorder_storage", *state.storage_order])
-    pure = call + _stage_directives(func.definition())
+    call.extend(_storage_directives(state, node_id))
+    pure = call + _stage_directives(func.definition()) + _stage_extras(func, func.definition(), node_id)
     if pure:
         result[local] = pure
     for k, d in enumerate(func.updates()):
-        stage = _stage_directives(d)
+        stage = _stage_directives(d) + _stage_extras(func, d, node_id)
         if stage:
             result[f"{local}.update({k})"] = stage
     return result
+
+
+def _storage_directives(state: Any, node_id: str) -> list[list[Any]]:
+    """The directives that place and shape a Func's storage. As with bound(), extents given
+    as expressions are left out: only a node's own code sets those, and it sets them again."""
+    out: list[list[Any]] = []
+    for var, extent in state.bound_extents.items():
+        if isinstance(extent, int):
+            out.append(["bound_extent", var, extent])
+    for var, (modulus, remainder) in state.alignments.items():
+        out.append(["align_extent", var, modulus] if remainder is None else ["align_bounds", var, modulus, remainder])
+    for var, alignment in state.storage_alignments.items():
+        out.append(["align_storage", var, alignment])
+    for var, (extent, forward) in state.storage_folds.items():
+        out.append(["fold_storage", var, extent] + ([] if forward else [False]))
+    if state.hoist_level is not None:
+        out.append(["hoist_storage", *_level(state.hoist_level, node_id)])
+    if state.memory_type is not MemoryType.AUTO:
+        out.append(["store_in", state.memory_type.value])
+    if state.memoized and state.memoize_eviction_key is None:  # an eviction key is an Expr: code only
+        out.append(["memoize"])
+    return out
+
+
+def _stage_extras(func: pw.Func, definition: Any, node_id: str) -> list[list[Any]]:
+    """A stage's directives beyond its loops: partition controls, GPU single thread, atomic
+    stores and compute_with."""
+    from pixelweave.engine.self_reference import atomic_form, is_associative
+
+    schedule: StageSchedule | None = definition.schedule
+    if schedule is None:
+        return []
+    final = [d.name for d in schedule.dims]
+    out: list[list[Any]] = []
+    for policy, directive in ((Partition.NEVER, "never_partition"), (Partition.ALWAYS, "always_partition")):
+        loops = [d.name for d in schedule.dims if d.partition is policy]
+        if loops:
+            out.append([directive, *(_ref(n, final) for n in loops)])
+    if schedule.single_thread:
+        out.append(["gpu_single_thread"])
+    if schedule.atomic:
+        form = atomic_form(func, definition)
+        out.append(["atomic"] if form is None or is_associative(form[0]) else ["atomic", True])
+    fuse = schedule.fuse_level
+    if fuse is not None:
+        parent = fuse.func.name()
+        node, _, local = parent.partition(".")
+        ref = (local if node == node_id else parent) + ("" if fuse.stage == 0 else f".update({fuse.stage - 1})")
+        aligns = [a for v, a in fuse.align if not (v == fuse.var and a is LoopAlignStrategy.Auto)]
+        if len(fuse.align) > 1 or any(v != fuse.var for v, _ in fuse.align):
+            raise pw.ScheduleError(
+                f"compute_with of `{func.name()}` aligns several loops ({fuse.align}); a document's compute_with "
+                "aligns only the fused loop"
+            )
+        out.append(["compute_with", ref, fuse.var, *(a.value for a in aligns)])
+    return out

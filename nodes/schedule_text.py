@@ -23,12 +23,27 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pixelweave.engine.schedule import LoopAlignStrategy, MemoryType
 from pixelweave.nodes.errors import NodeError
-from pixelweave.nodes.schedule_spec import DIRECTIVES, TAILS, check_directive, parse_key
+from pixelweave.nodes.schedule_spec import (
+    DIRECTIVES,
+    FUNC_REF_DIRECTIVES,
+    MEMORY_TYPES,
+    STAGE_REF,
+    TAILS,
+    check_directive,
+    parse_key,
+)
 
 # TailStrategy members as Halide spells them, and the document's names for them.
 TAIL_NAMES = {"Auto": "auto", "RoundUp": "round_up", "GuardWithIf": "guard_with_if", "ShiftInwards": "shift_inwards"}
-_TAIL_TEXT = {v: k for k, v in TAIL_NAMES.items()}
+# The other enumerations a directive takes, by Halide's member names.
+MEMORY_NAMES = {m.halide_name: m.value for m in MemoryType if m.value in MEMORY_TYPES}
+ALIGN_NAMES = {a.name: a.value for a in LoopAlignStrategy}
+_ENUMS = {"TailStrategy": TAIL_NAMES, "MemoryType": MEMORY_NAMES, "LoopAlignStrategy": ALIGN_NAMES}
+_ENUM_WHAT = {"TailStrategy": "tail strategy", "MemoryType": "memory type", "LoopAlignStrategy": "loop alignment"}
+_ENUM_KINDS = {"tail": "TailStrategy", "memory": "MemoryType", "align": "LoopAlignStrategy"}  # argument kind: enum
+_ENUM_TEXT = {kind: {v: f"{enum}.{k}" for k, v in _ENUMS[enum].items()} for kind, enum in _ENUM_KINDS.items()}
 _MODULES = ("hl", "pw", "halide", "engine")
 _TOKEN = re.compile(
     r"(?P<space>[ \t\r]+)|(?P<comment>#[^\n]*)|(?P<newline>\n)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
@@ -259,18 +274,25 @@ class _Parser:
         else:
             called = False
         parts = [n.text for n in names]
-        if len(parts) >= 2 and parts[0] in _MODULES and parts[1] in ("TailStrategy", "LoopLevel"):
+        if parts[-1] == "update" and not called and self.is_punct("(") and self.tokens[self.i + 1].kind == "int":
+            close = self.tokens[self.i + 2]
+            if close.kind == "punct" and close.text == ")":  # a stage: `out.update(0)`
+                self.i += 3
+                return f"{'.'.join(parts)}({self.tokens[self.i - 2].text})", close
+        if len(parts) >= 2 and parts[0] in _MODULES and parts[1] in (*_ENUMS, "LoopLevel"):
             parts = parts[1:]
-        if parts[0] == "TailStrategy" and len(parts) >= 2:
-            member = parts[1]
-            if len(parts) != 2 or member not in TAIL_NAMES or called:
+        if parts[0] in _ENUMS and len(parts) >= 2:
+            members = _ENUMS[parts[0]]
+            if len(parts) != 2 or parts[1] not in members or called:
                 raise self.fail(
-                    f"unknown tail strategy `{'.'.join(parts)}`; use one of "
-                    + ", ".join(f"TailStrategy.{n}" for n in TAIL_NAMES),
+                    f"unknown {_ENUM_WHAT[parts[0]]} `{'.'.join(parts)}`; use one of "
+                    + ", ".join(f"{parts[0]}.{n}" for n in members),
                     t,
                     last,
                 )
-            return TAIL_NAMES[member], last
+            return members[parts[1]], last
+        if parts in (["True"], ["False"]) and not called:
+            return parts[0] == "True", last
         if parts[0] == "LoopLevel" and len(parts) >= 2:
             if parts[1:] != ["root"]:
                 raise self.fail(
@@ -323,8 +345,9 @@ class _Parser:
             if spec.scope == "func" and is_update:
                 why = f"`{name}` applies to a whole Func: call it on `{local}`, not on `{key[0]}`"
             raise self.fail(why, method, close)
-        if name in ("compute_at", "store_at") and values and values[0] != "root":
-            self.check_func_ref(values[0], args[0][0], args[0][1])
+        if name in FUNC_REF_DIRECTIVES and values and values[0] != "root":
+            stage = STAGE_REF.fullmatch(values[0])
+            self.check_func_ref(stage.group("func") if stage else values[0], args[0][0], args[0][1])
         self.schedule.setdefault(key[0], []).append(directive)
 
     def check_func_ref(self, ref: str, start: _Token, last: _Token) -> None:
@@ -353,11 +376,12 @@ def _arg_text(value: Any, kind: str) -> str:
         return repr(value)
     if isinstance(value, int):
         return str(value)
-    if kind.startswith("tail") and value in _TAIL_TEXT:
-        return f"TailStrategy.{_TAIL_TEXT[value]}"
+    enum = _ENUM_TEXT.get(kind.rstrip("?*"), {})
+    if value in enum:
+        return enum[value]
     if kind.startswith("func") and value == "root":
         return "LoopLevel.root()"
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", value):
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*(\.update\(\d+\))?", value):
         return value
     return '"' + value.replace('"', "") + '"'
 

@@ -175,3 +175,36 @@ def test_an_opencl_schedule_is_structure():
     )
     assert structure_key(a) != structure_key(b)
     assert json.loads(a.dumps())["nodes"][2]["schedules"]["opencl"]["out"] == [TILE]
+
+
+@pytest.mark.parametrize(("memory", "local"), [("gpu_shared", True), ("heap", False)])
+def test_a_gpu_schedule_places_a_producer_in_the_memory_it_names(tmp_path, memory, local):
+    """store_in in a document: the blur's rows per work-group in local memory (as Halide's
+    GPU schedules write it) or in global memory, both giving the NumPy blur; the read-back
+    keeps the directive."""
+    blur = {"opencl": {"rows": [["compute_at", "result.out", "xo"], ["gpu_threads", "x", "y"],
+                                ["store_in", memory]]}}  # fmt: skip
+    write_samples(tmp_path)
+    doc = read_document(write_document(tmp_path / "local.json", _gpu_data(blur=blur)))
+    gpu = build_document(doc, target="opencl")
+    assert ["store_in", memory] in gpu.schedule_of("blur")["rows"]
+    assert ("__local" in gpu.pipeline().compile(target="opencl").kernel_source) == local
+    gray = gpu.sample_inputs()["input"]
+    np.testing.assert_array_equal(gpu.run(gpu.sample_inputs())["result"], numpy_box_blur(gray, 2))
+
+
+def test_renaming_and_pasting_follow_hoist_storage_and_compute_with_references():
+    session = EditSession(Document.from_json(blur_document()))
+    session.set_schedule(
+        "blur",
+        {"rows": [["compute_at", "result.out", "y"], ["hoist_storage", "result.out", "y"]],
+         "out": [["compute_with", "result.out.update(0)", "y"]]},
+    )  # fmt: skip
+    session.rename_node("result", "final")
+    rows = session.document.node("blur").schedule
+    assert rows["rows"][1] == ["hoist_storage", "final.out", "y"]
+    assert rows["out"][0] == ["compute_with", "final.out.update(0)", "y"]
+    pasted = session.paste(session.copy(["blur", "final"]))
+    copy = session.document.node(pasted[0]).schedule
+    assert copy["rows"][1] == ["hoist_storage", f"{pasted[1]}.out", "y"]
+    assert copy["out"][0] == ["compute_with", f"{pasted[1]}.out.update(0)", "y"]

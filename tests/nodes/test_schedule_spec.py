@@ -56,6 +56,11 @@ def _problems(samples, layout="gray", blur=None, out=None) -> list[str]:
         (["split", "x", "x o", "xi", 8], "argument 2 (outer) of `split` must be a loop name"),
         ("vectorize", "a directive must be a list [name, arguments...]"),
         ([], "a directive must be a list"),
+        (["store_in", "vtcm"], "argument 1 (memory) of `store_in` must be one of auto, heap, stack, register, gpu_shared"),
+        (["fold_storage", "y", 4, "no"], "argument 3 (fold_forward) of `fold_storage` must be true or false, got 'no'"),
+        (["compute_with", "out.update(x)", "y"], "argument 1 (stage) of `compute_with` must be a Func or an update"),
+        (["compute_with", "out", "y", "sideways"], "argument 3 (align) of `compute_with` must be one of align_start,"),
+        (["hoist_storage", "root", "y"], 'at "root" takes no loop'),
     ],
 )
 def test_check_directive_names_the_fault(directive, expected):
@@ -70,7 +75,13 @@ def test_good_directives_pass_static_checks():
         ["tile", "x", "y", "xo", "yo", "xi", "yi", 8, 8, "round_up"], ["vectorize", "x"], ["vectorize", "x.xi", 8],
         ["unroll", "y", 2], ["parallel", "y"], ["parallel", "y", 4], ["serial", "y"], ["bound", "c", 0, 3],
         ["reorder_storage", "c", "x", "y"], ["gpu_blocks", "x", "y"], ["gpu_threads", "xi"],
-        ["gpu_tile", "x", "y", "xo", "yo", "xi", "yi", 16, 16],
+        ["gpu_tile", "x", "y", "xo", "yo", "xi", "yi", 16, 16], ["bound_extent", "x", 8],
+        ["align_bounds", "x", 8], ["align_bounds", "x", 8, 3], ["align_extent", "x", 4], ["align_storage", "x", 16],
+        ["fold_storage", "y", 4], ["fold_storage", "y", 4, False], ["hoist_storage", "out", "y"],
+        ["hoist_storage", "root"], ["hoist_storage_root"], ["store_in", "gpu_shared"], ["memoize"],
+        ["gpu_single_thread"], ["never_partition", "x", "y"], ["always_partition", "x"], ["never_partition_all"],
+        ["always_partition_all"], ["compute_with", "other.out.update(0)", "y"], ["compute_with", "out", "x", "align_end"],
+        ["atomic"], ["atomic", True],
     ]  # fmt: skip
     assert {d[0] for d in good} == set(DIRECTIVES)
     for d in good:
@@ -100,7 +111,21 @@ SCHEDULES = {
         {"rows": [["compute_root"], ["reorder_storage", "c", "x", "y"], ["fuse", "x", "y", "xy"], ["parallel", "xy"]]},
         {"out": [["split", "y", "y", "yi", 8], ["parallel", "y"], ["bound", "c", 0, 3]]},
     ),
-}
+    "folded storage, aligned, loops kept whole": (
+        {"rows": [["compute_at", "result.out", "y"], ["store_root"], ["fold_storage", "y", 8],
+                  ["align_storage", "x", 16], ["never_partition", "x"]]},
+        {"out": [["never_partition_all"], ["vectorize", "x", 8]]},
+    ),
+    "hoisted to the strip, on the heap": (
+        {"rows": [["compute_at", "result.out", "yi"], ["hoist_storage", "result.out", "y"],
+                  ["align_bounds", "x", 8, 0], ["store_in", "heap"]]},
+        {"out": [["split", "y", "y", "yi", 4], ["parallel", "y"]]},
+    ),
+    "memoized, extent aligned": (
+        {"rows": [["compute_root"], ["memoize"], ["align_extent", "y", 4], ["hoist_storage_root"]]},
+        None,
+    ),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", SCHEDULES)

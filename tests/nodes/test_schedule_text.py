@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pixelweave.nodes.document import Document
 from pixelweave.nodes.pipeline_build import build_document, open_document
-from pixelweave.nodes.schedule_spec import DIRECTIVES, TAILS, check_schedule
+from pixelweave.nodes.schedule_spec import ALIGNS, DIRECTIVES, MEMORY_TYPES, TAILS, check_schedule
 from pixelweave.nodes.schedule_text import (
     ScheduleTextError,
     format_schedule,
@@ -50,6 +50,26 @@ def test_reads_the_calls_of_the_brief():
     }
 
 
+def test_reads_storage_placement_and_fusion_with_halide_enumerations():
+    text = """
+        blur_x.compute_at(out, y).store_root().fold_storage(y, 4, False).store_in(hl.MemoryType.Stack)
+        blur_y.compute_at(out, yi).hoist_storage(out, y).align_bounds(x, 8, 1).memoize()
+        out.update(0).compute_with(result.out.update(1), y, LoopAlignStrategy.AlignEnd).never_partition(x, y)
+        out.update(1).atomic(True).gpu_single_thread()
+    """
+    assert parse_schedule_text(text, "sharpen", FUNCS) == {
+        "blur_x": [["compute_at", "out", "y"], ["store_root"], ["fold_storage", "y", 4, False],
+                   ["store_in", "stack"]],
+        "blur_y": [["compute_at", "out", "yi"], ["hoist_storage", "out", "y"], ["align_bounds", "x", 8, 1],
+                   ["memoize"]],
+        "out.update(0)": [["compute_with", "result.out.update(1)", "y", "align_end"], ["never_partition", "x", "y"]],
+        "out.update(1)": [["atomic", True], ["gpu_single_thread"]],
+    }  # fmt: skip
+    formatted = format_schedule(parse_schedule_text(text, "sharpen", FUNCS), "sharpen")
+    assert "store_in(MemoryType.Stack)" in formatted and "LoopAlignStrategy.AlignEnd" in formatted
+    assert parse_schedule_text(formatted, "sharpen", FUNCS) == parse_schedule_text(text, "sharpen", FUNCS)
+
+
 def test_continuation_lines_comments_and_spellings():
     text = """# the output in strips
     sharpen.out.split(y, yo, yi, 32, tail=hl.TailStrategy.RoundUp)   # own node named in full
@@ -74,6 +94,8 @@ def test_continuation_lines_comments_and_spellings():
         ("blur_x.compute_at(result.outt, y)", 1, 19, 11, "node `result` has no Func `outt`"),
         ("out.update(0).compute_root()", 1, 15, 14, "`compute_root` applies to a whole Func: call it on `out`"),
         ("out.split(x, a, b, 4, TailStrategy.Fast)", 1, 23, 17, "unknown tail strategy `TailStrategy.Fast`"),
+        ("out.store_in(MemoryType.VTCM)", 1, 14, 15, "unknown memory type `MemoryType.VTCM`; use one of MemoryType.Auto"),
+        ("out.compute_with(result.outt.update(0), y)", 1, 18, 21, "node `result` has no Func `outt`"),
         ("vectorize(x)", 1, 1, 9, "needs the Func it schedules in front"),
         ("out.vectorize(x) out.parallel(y)", 1, 18, 3, "expected `.`, `;` or the end of the line, found `out`"),
         ("out.vectorize(x, $)", 1, 18, 1, "unexpected character '$'"),
@@ -129,6 +151,7 @@ def test_formatting_an_example_schedule_and_building_it_again():
 NAME = st.from_regex(r"[a-z_][a-z0-9_]{0,5}", fullmatch=True).filter(lambda s: s not in ("root",))
 LOOP = st.builds(lambda parts: ".".join(parts), st.lists(NAME, min_size=1, max_size=3))
 FUNC_REF = st.one_of(NAME, st.builds(lambda a, b: f"{a}.{b}", NAME, NAME))
+STAGE_REF = st.one_of(FUNC_REF, st.builds(lambda f, k: f"{f}.update({k})", FUNC_REF, st.integers(0, 3)))
 
 
 def _argument(kind: str) -> st.SearchStrategy:
@@ -140,6 +163,10 @@ def _argument(kind: str) -> st.SearchStrategy:
         "int": st.integers(-100, 100),
         "tail": st.sampled_from(TAILS),
         "func": FUNC_REF,
+        "stage": STAGE_REF,
+        "bool": st.booleans(),
+        "memory": st.sampled_from(MEMORY_TYPES),
+        "align": st.sampled_from(ALIGNS),
     }[base]
 
 
