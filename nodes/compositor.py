@@ -102,6 +102,7 @@ class Compositor:
         self._inputs: dict[tuple, np.ndarray] = {}
         self._kernels: collections.OrderedDict[str, Any] = collections.OrderedDict()  # structural key -> kernel
         self._built: dict[str, BuiltNode] = {}  # nodes of the last call, by definition and sources
+        self._graph_lock = threading.Lock()  # building the graph through reading its Params' values
         self._refused: dict[str, str] = {}  # node key -> why its schedule was not applied
         self._algorithms: weakref.WeakKeyDictionary[pw.Func, tuple[Isolated, str]] = weakref.WeakKeyDictionary()
         self._isolated: weakref.WeakKeyDictionary[pw.Func, dict[str, tuple[Isolated, Any, str, str]]] = (
@@ -237,28 +238,32 @@ class Compositor:
         if not doc.has_node(node_id):
             raise NodeError(f"there is no node `{node_id}`")
         self._collect_upgrades()
-        graph, notes = self.built_graph(doc, node_id)
-        outputs = graph.nodes[node_id].outputs
-        port = port or next(iter(outputs))
-        value = outputs.get(port)
-        if value is None:
-            raise NodeError(f"node `{node_id}` has no output `{port}`", node_id)
-        images: dict[str, np.ndarray] = {}
-        image_keys: dict[str, str] = {}
-        for name, param in graph.image_params.items():
-            layout = "colour" if param.dimensions() == 3 else "gray"
-            images[name], image_keys[name] = self.input_image(doc, name, layout, short_type_name(param.type()), scale)
-        env = input_environment(graph, images, {})
-        size = [evaluate_extent(e, env) for e in value.extents]
-        if any(s <= 0 for s in size):
-            raise NodeError(f"the output would be empty (size {size})", node_id)
-        pipeline = self._pipelines.get(value.func)
-        if pipeline is None:  # the same Funcs (kept across run-time edits): the same pipeline
-            pipeline = self._pipelines[value.func] = pw.Pipeline([value.func])
-        # only the Params this node's pipeline reads: a run-time parameter that changes nothing
-        # here (a clamp boundary's constant, a node elsewhere) is not one of its inputs
-        reads = {p.name for p in pipeline.params}
-        scalars: dict[str, Any] = {name: p.get() for name, p in graph.scalar_params.items() if name in reads}
+        # Building sets the kept nodes' Params to this document's values; until they are read
+        # into `scalars`, another call on this compositor (another thread) must not set its own.
+        with self._graph_lock:
+            graph, notes = self.built_graph(doc, node_id)
+            outputs = graph.nodes[node_id].outputs
+            port = port or next(iter(outputs))
+            value = outputs.get(port)
+            if value is None:
+                raise NodeError(f"node `{node_id}` has no output `{port}`", node_id)
+            images: dict[str, np.ndarray] = {}
+            image_keys: dict[str, str] = {}
+            for name, param in graph.image_params.items():
+                layout = "colour" if param.dimensions() == 3 else "gray"
+                element = short_type_name(param.type())
+                images[name], image_keys[name] = self.input_image(doc, name, layout, element, scale)
+            env = input_environment(graph, images, {})
+            size = [evaluate_extent(e, env) for e in value.extents]
+            if any(s <= 0 for s in size):
+                raise NodeError(f"the output would be empty (size {size})", node_id)
+            pipeline = self._pipelines.get(value.func)
+            if pipeline is None:  # the same Funcs (kept across run-time edits): the same pipeline
+                pipeline = self._pipelines[value.func] = pw.Pipeline([value.func])
+            # only the Params this node's pipeline reads: a run-time parameter that changes nothing
+            # here (a clamp boundary's constant, a node elsewhere) is not one of its inputs
+            reads = {p.name for p in pipeline.params}
+            scalars: dict[str, Any] = {name: p.get() for name, p in graph.scalar_params.items() if name in reads}
         self._node_outputs.update(v.func for node in graph.nodes.values() for v in node.outputs.values())
         regions = self.regions.regions(pipeline, [(0, n) for n in size], images, scalars)
         for name, array in images.items():  # what the image-size variables are

@@ -307,3 +307,47 @@ def test_a_structural_edit_compiles_only_the_kernels_whose_structure_is_new(tmp_
     back = computer.compute(session.document, "output", scale=SCALE)
     assert back.compiles == 0 and back.runs == 0  # both kernels and images are kept
     np.testing.assert_array_equal(back.array, opened.array)
+
+
+def test_two_overlapping_computations_each_use_their_own_run_time_values() -> None:
+    """Building the graph sets the kept nodes' Params; a second call (another thread) that
+    builds before the first has read its values must not change what the first computes.
+    The first call is held right after its build until the second has built (or 2 s)."""
+    import threading
+
+    session = blur_gamma_session()
+    first_doc = Document.from_json(session.document.to_json())
+    session.set_param("gamma", "gamma", 2.0)
+    second_doc = Document.from_json(session.document.to_json())
+    expected = [Compositor().compute(d, "output", scale=SCALE)[0] for d in (first_doc, second_doc)]
+
+    compositor = Compositor()
+    compositor.compute(first_doc, "output", scale=SCALE)  # both share the kept nodes from now on
+    compositor.images.clear()
+    first_built, second_built = threading.Event(), threading.Event()
+    plain = compositor.input_image
+
+    def held_input_image(doc, *args):
+        if doc is first_doc and not first_built.is_set():
+            first_built.set()
+            second_built.wait(2.0)
+        elif doc is second_doc:
+            second_built.set()
+        return plain(doc, *args)
+
+    compositor.input_image = held_input_image
+    results: dict[str, np.ndarray] = {}
+
+    def compute(name: str, doc: Document) -> None:
+        results[name] = compositor.compute(doc, "output", scale=SCALE)[0]
+
+    first = threading.Thread(target=compute, args=("first", first_doc))
+    first.start()
+    assert first_built.wait(60)
+    second = threading.Thread(target=compute, args=("second", second_doc))
+    second.start()
+    first.join(120)
+    second.join(120)
+    np.testing.assert_array_equal(results["first"], expected[0])
+    np.testing.assert_array_equal(results["second"], expected[1])
+    assert not np.array_equal(expected[0], expected[1])
