@@ -6,7 +6,12 @@ that host statement with the CPU code generator (engine/codegen/llvm.py), extend
 
 - buffer arguments: checked as on the CPU, then each is copied into a device buffer as one
   block of memory (inputs, and outputs whose strides leave gaps) at entry, and every
-  output is read back once at the end; nothing else crosses between host and device;
+  output is read back once at the end; nothing else crosses between host and device. On
+  a device whose memory is the host's (a CPU device), inputs are not copied at all when
+  the state block asks for it: each is a buffer over the caller's memory for the call
+  (CL_MEM_USE_HOST_PTR), released at its end. Outputs are still written to device buffers
+  and read back after the last kernel, so an output that overlaps an input never changes
+  what the kernels read;
 - `Allocate`: a device buffer (cl_mem) instead of host memory; storage that may be the
   output buffer (`Allocate.output_alias`) is the output's device buffer where its
   condition holds (the lowering then skips the copy into the output);
@@ -20,7 +25,8 @@ state block that the caller owns and binds with `NAME_opencl_bind(state)` before
     offset 0: cl_context, 8: cl_command_queue, 16: the device's name (a C string, for
     messages), 24: a pointer to the cl_kernel handles (in `OpenCLProgram.kernels` order),
     32: nanoseconds spent copying between host and device (added to by every call),
-    40 + 16 * i: slot i, { cl_mem, its capacity in bytes }.
+    40: flags (bit 0: use inputs in place, see above; zero in an exported library),
+    48 + 16 * i: slot i, { cl_mem, its capacity in bytes; 0 for a buffer over an input }.
 
 `NAME_opencl_state_bytes()` gives the block's size; `NAME_release_memory()` releases the
 bound block's device buffers. The OpenCL functions are resolved from libOpenCL by the
@@ -54,9 +60,13 @@ STATE_QUEUE_OFFSET = 8
 STATE_DEVICE_NAME_OFFSET = 16
 STATE_KERNELS_OFFSET = 24
 STATE_TRANSFER_NS_OFFSET = 32
-STATE_SLOTS_OFFSET = 40
+STATE_FLAGS_OFFSET = 40
+STATE_SLOTS_OFFSET = 48
 SLOT_BYTES = 16
+FLAG_INPUTS_IN_PLACE = 1
 CL_MEM_READ_WRITE = 1
+CL_MEM_READ_ONLY = 4
+CL_MEM_USE_HOST_PTR = 8
 
 _OPENCL_FUNCTIONS = {
     "clSetKernelArg": "i32 (ptr, i32, i64, ptr)",
@@ -146,6 +156,7 @@ class _HostCodeGen(PipelineCodeGen):
         self.slots: list[str] = []  # device buffer slots, by name
         self.device_buffers: dict[str, Value] = {}  # buffer name -> its cl_mem in the current scope
         self.outputs: list[tuple[Argument, Value, Value, Value]] = []  # (argument, cl_mem, host, bytes)
+        self.input_slots: list[str] = []  # slots of inputs, which may hold buffers over the caller's memory
         self.state_global = f"@{self.prefix}.cl.state"
         self.zeros_added = False
         self._stmt_dispatch[KernelLaunch] = self._launch
@@ -167,6 +178,7 @@ class _HostCodeGen(PipelineCodeGen):
         size.ret(int_const(64, STATE_SLOTS_OFFSET + SLOT_BYTES * len(self.slots)))
         m.add_function(size.render())
         self._device_buffer_function()
+        self._host_buffer_function()
 
     @staticmethod
     def _function(name: str, ret: str, params: list[tuple[str, str]], linkage: str = "") -> FunctionBuilder:
@@ -235,6 +247,48 @@ class _HostCodeGen(PipelineCodeGen):
         f.store(f.select(ok, nbytes, int_const(64, 0), "new_capacity"), capacity_field, 8)
         f.ret(kept)
         self.module.add_function(f.render())
+
+    def _host_buffer_function(self) -> None:
+        """NAME.cl.host_buffer(state, slot, host, bytes): a read-only buffer over the host
+        memory [host, host + bytes), kept in the slot with capacity 0 (so that a later
+        call copying the input makes a device buffer of its own); the slot's previous
+        buffer is released. Null when the device cannot make it."""
+        f = self._function(
+            f"{self.prefix}.cl.host_buffer",
+            "ptr",
+            [("ptr", "state"), ("ptr", "slot"), ("ptr", "host"), ("i64", "bytes")],
+            "internal",
+        )
+        state, slot, host, nbytes = f.params
+        self._release_slot(f, slot)
+        error = f.alloca_in_entry("i32", 4, "error")
+        f.store(int_const(32, 0), error, 4)
+        context = f.load("ptr", state, 8, "context")
+        flags = int_const(64, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR)
+        made = f.call("ptr", "@clCreateBuffer", [context, flags, nbytes, host, error], "made")
+        ok = f.binop(
+            "and",
+            f.icmp("ne", made, Value("ptr", "null")),
+            f.icmp("eq", f.load("i32", error, 4, "code"), int_const(32, 0)),
+            "ok",
+        )
+        kept = f.select(ok, made, Value("ptr", "null"), "kept")
+        f.store(kept, slot, 8)
+        f.ret(kept)
+        self.module.add_function(f.render())
+
+    @staticmethod
+    def _release_slot(f: FunctionBuilder, slot: Value) -> None:
+        """Release the slot's buffer, if any, and empty the slot."""
+        mem = f.load("ptr", slot, 8, "old")
+        free, done = f.new_label("free"), f.new_label("freed")
+        f.cond_br(f.icmp("ne", mem, Value("ptr", "null")), free, done)
+        f.start_block(free)
+        f.call("i32", "@clReleaseMemObject", [mem], "rc")
+        f.br(done)
+        f.start_block(done)
+        f.store(Value("ptr", "null"), slot, 8)
+        f.store(int_const(64, 0), f.gep("i8", slot, int_const(64, 8), "capacity"), 8)
 
     # ------------------------------------------------------------------ helpers
     def _state(self) -> Value:
@@ -329,9 +383,8 @@ class _HostCodeGen(PipelineCodeGen):
         )
         elements = b.select(empty, int_const(64, 0), span, "elements")
         nbytes = b.binop("mul", elements, int_const(64, element_bytes(a.type)), f"{a.name}.bytes")
-        mem = self._device_buffer(f"argument {a.name}", nbytes, a.name)
-        self.device_buffers[a.name] = mem
         if a.is_output:
+            mem = self._device_buffer(f"argument {a.name}", nbytes, a.name)
             # an output whose strides leave gaps goes to the device first, so that reading
             # it back leaves the gaps as they were
             gaps = b.icmp("ne", elements, count, "gaps")
@@ -339,13 +392,67 @@ class _HostCodeGen(PipelineCodeGen):
             self._copy("to", mem, host, bytes_in, a.name)
             self.outputs.append((a, mem, host, nbytes))
         else:
-            self._copy("to", mem, host, nbytes, a.name)
+            mem = self._input_buffer(a, host, nbytes)
+        self.device_buffers[a.name] = mem
+
+    def _input_buffer(self, a: Argument, host: Value, nbytes: Value) -> Value:
+        """The input's cl_mem: a buffer over the caller's memory where the state block asks
+        for inputs in place (and the input is not empty), else its kept device buffer,
+        filled by a copy."""
+        b = self.b
+        slot_name = f"argument {a.name}"
+        self.input_slots.append(slot_name)
+        flags = b.load("i64", self._byte_offset(self._state(), STATE_FLAGS_OFFSET), 8, "flags")
+        wanted = b.icmp("ne", b.binop("and", flags, int_const(64, FLAG_INPUTS_IN_PLACE)), int_const(64, 0))
+        in_place = b.binop("and", wanted, b.icmp("sgt", nbytes, int_const(64, 0)), "in_place")
+        cell = b.alloca_in_entry("ptr", 8, f"{a.name}.cl_mem")
+        place, copy, done = b.new_label("in_place"), b.new_label("copy_in"), b.new_label("input_ready")
+        b.cond_br(in_place, place, copy)
+        b.start_block(place)
+        mem = b.call(
+            "ptr", f"@{self.prefix}.cl.host_buffer", [self._state(), self._slot(slot_name), host, nbytes], "cl_mem"
+        )
+        self._check(
+            b.icmp("ne", mem, Value("ptr", "null")),
+            ErrorCode.OUT_OF_MEMORY,
+            f"could not use buffer `{a.name}` ({{}} bytes) in place on {{}}",
+            [(nbytes, Int(64)), (self._device_name(), None)],
+        )
+        b.store(mem, cell, 8)
+        b.br(done)
+        b.start_block(copy)
+        mem = self._device_buffer(slot_name, nbytes, a.name)
+        self._copy("to", mem, host, nbytes, a.name)
+        b.store(mem, cell, 8)
+        b.br(done)
+        b.start_block(done)
+        return b.load("ptr", cell, 8, f"{a.name}.cl_mem")
+
+    def _release_inputs_in_place(self) -> None:
+        """Release the buffers over the caller's memory (a slot with capacity 0 holding a
+        buffer): the caller may free or change that memory once the call returns."""
+        b = self.b
+        for slot_name in self.input_slots:
+            slot = self._slot(slot_name)
+            capacity = b.load("i64", b.gep("i8", slot, int_const(64, 8), "capacity.p"), 8, "capacity")
+            mem = b.load("ptr", slot, 8, "mem")
+            over_input = b.binop(
+                "and", b.icmp("eq", capacity, int_const(64, 0)), b.icmp("ne", mem, Value("ptr", "null")), "over_input"
+            )
+            free, done = b.new_label("release_input"), b.new_label("input_released")
+            b.cond_br(over_input, free, done)
+            b.start_block(free)
+            b.call("i32", "@clReleaseMemObject", [mem], "rc")
+            b.store(Value("ptr", "null"), slot, 8)
+            b.br(done)
+            b.start_block(done)
 
     def _read_outputs_back(self, s: Stmt) -> None:
         self._finish()  # the kernels first, so that the copies' time is theirs alone
         for a, mem, host, nbytes in self.outputs:
             self._copy("back", mem, host, nbytes, a.name)
         self._finish()
+        self._release_inputs_in_place()
 
     def _finish(self) -> None:
         code = self.b.call("i32", "@clFinish", [self._state_field(STATE_QUEUE_OFFSET, "queue")], "finish_rc")

@@ -24,7 +24,15 @@ from typing import Any
 
 import numpy as np
 from pixelweave.engine.codegen.opencl import DeviceLimits, OpenCLProgram, generate_opencl
-from pixelweave.engine.codegen.opencl_host_llvm import bind_symbol, host_module_generator, state_bytes_symbol
+from pixelweave.engine.codegen.opencl_host_llvm import (
+    FLAG_INPUTS_IN_PLACE,
+    SLOT_BYTES,
+    STATE_FLAGS_OFFSET,
+    STATE_SLOTS_OFFSET,
+    bind_symbol,
+    host_module_generator,
+    state_bytes_symbol,
+)
 from pixelweave.engine.errors import CompileError, InputError
 from pixelweave.engine.lowered import Argument, LoweredPipeline
 from pixelweave.engine.runtime.opencl_device import HOW_TO_GET_ONE, OpenCLDevice, select_device
@@ -141,6 +149,7 @@ class OpenCLPipeline:
         self._state[1] = device.queue.int_ptr
         self._state[2] = ctypes.addressof(self._device_name)
         self._state[3] = ctypes.addressof(self._kernel_handles)
+        self.inputs_in_place = device.shares_host_memory
         self._bind = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(host.symbol_address(bind_symbol(self.name)))
         self._finalizer = weakref.finalize(self, _pending_releases.append, (self._bind, host, self._state))
         self._finalizer.atexit = False  # the process's end frees the device memory anyway
@@ -149,11 +158,24 @@ class OpenCLPipeline:
     def profile(self) -> bool:
         return False
 
+    @property
+    def inputs_in_place(self) -> bool:
+        """Whether the kernels read the caller's input arrays where they are instead of a
+        copy on the device: the default on a device whose memory is the host's (a CPU
+        device), where the copy is pure cost. False copies inputs as on any device."""
+        return bool(int(self._state[STATE_FLAGS_OFFSET // 8] or 0) & FLAG_INPUTS_IN_PLACE)
+
+    @inputs_in_place.setter
+    def inputs_in_place(self, value: bool) -> None:
+        flags = int(self._state[STATE_FLAGS_OFFSET // 8] or 0) & ~FLAG_INPUTS_IN_PLACE
+        self._state[STATE_FLAGS_OFFSET // 8] = flags | (FLAG_INPUTS_IN_PLACE if value else 0)
+
     def device_buffers(self) -> list[int]:
         """The cl_mem handles the host code keeps between calls (0 for a slot not made yet
         or released), in slot order: what tests check reuse with."""
-        slots = self._state[5:]
-        return [int(slots[i] or 0) for i in range(0, len(slots), 2)]
+        slots = self._state[STATE_SLOTS_OFFSET // 8 :]
+        step = SLOT_BYTES // 8
+        return [int(slots[i] or 0) for i in range(0, len(slots), step)]
 
     def release_memory(self) -> None:
         """Free the device buffers kept between calls."""
