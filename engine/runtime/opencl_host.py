@@ -26,6 +26,7 @@ import numpy as np
 from pixelweave.engine.codegen.opencl import DeviceLimits, OpenCLProgram, generate_opencl
 from pixelweave.engine.codegen.opencl_host_llvm import (
     FLAG_INPUTS_IN_PLACE,
+    FLAG_OUTPUTS_IN_PLACE,
     SLOT_BYTES,
     STATE_FLAGS_OFFSET,
     STATE_SLOTS_OFFSET,
@@ -150,6 +151,9 @@ class OpenCLPipeline:
         self._state[2] = ctypes.addressof(self._device_name)
         self._state[3] = ctypes.addressof(self._kernel_handles)
         self.inputs_in_place = device.shares_host_memory
+        # outputs written where the caller has them, in calls where no output overlaps
+        # another buffer argument (checked per call: its own flag bit is set then)
+        self.outputs_in_place = device.shares_host_memory
         self._bind = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(host.symbol_address(bind_symbol(self.name)))
         self._finalizer = weakref.finalize(self, _pending_releases.append, (self._bind, host, self._state))
         self._finalizer.atexit = False  # the process's end frees the device memory anyway
@@ -162,13 +166,21 @@ class OpenCLPipeline:
     def inputs_in_place(self) -> bool:
         """Whether the kernels read the caller's input arrays where they are instead of a
         copy on the device: the default on a device whose memory is the host's (a CPU
-        device), where the copy is pure cost. False copies inputs as on any device."""
-        return bool(int(self._state[STATE_FLAGS_OFFSET // 8] or 0) & FLAG_INPUTS_IN_PLACE)
+        device), where the copy is pure cost. False copies inputs as on any device.
+        `outputs_in_place` is the same for outputs (the kernels write the caller's
+        arrays), in calls where no output overlaps another buffer argument."""
+        return self._flag(FLAG_INPUTS_IN_PLACE)
 
     @inputs_in_place.setter
     def inputs_in_place(self, value: bool) -> None:
-        flags = int(self._state[STATE_FLAGS_OFFSET // 8] or 0) & ~FLAG_INPUTS_IN_PLACE
-        self._state[STATE_FLAGS_OFFSET // 8] = flags | (FLAG_INPUTS_IN_PLACE if value else 0)
+        self._set_flag(FLAG_INPUTS_IN_PLACE, value)
+
+    def _flag(self, bit: int) -> bool:
+        return bool(int(self._state[STATE_FLAGS_OFFSET // 8] or 0) & bit)
+
+    def _set_flag(self, bit: int, value: bool) -> None:
+        flags = int(self._state[STATE_FLAGS_OFFSET // 8] or 0) & ~bit
+        self._state[STATE_FLAGS_OFFSET // 8] = flags | (bit if value else 0)
 
     def device_buffers(self) -> list[int]:
         """The cl_mem handles the host code keeps between calls (0 for a slot not made yet
@@ -218,9 +230,13 @@ class OpenCLPipeline:
                     copies_back.append((array, dense))
             else:
                 inputs[a.name] = dense
+        outputs_in_place = self.outputs_in_place and not _overlaps(
+            [v for v in inputs.values() if isinstance(v, np.ndarray)], list(results.values())
+        )
         start = time.perf_counter()
         with _call_lock:  # the bound state is the library's, shared by pipelines of equal code
             _release_pending()
+            self._set_flag(FLAG_OUTPUTS_IN_PLACE, outputs_in_place)
             self._state[4] = None  # the copies' nanoseconds
             self._bind(ctypes.addressof(self._state))
             try:
@@ -258,6 +274,16 @@ def _release_state(bind: Any, host: Any, state: Any) -> None:
         host.release_memory()
     finally:
         bind(None)
+
+
+def _overlaps(inputs: list[np.ndarray], outputs: list[np.ndarray]) -> bool:
+    """Whether an output may share memory with an input or another output (then outputs
+    are written to device buffers and copied back, so that no kernel reads what another
+    has written)."""
+    for i, out in enumerate(outputs):
+        if any(np.may_share_memory(out, other) for other in [*inputs, *outputs[i + 1 :]]):
+            return True
+    return False
 
 
 def _check_array(a: Argument, value: Any) -> np.ndarray:

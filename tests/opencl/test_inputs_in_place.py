@@ -1,6 +1,7 @@
-"""Inputs used in place on a CPU device (CL_MEM_USE_HOST_PTR) instead of copied: the same
-images as with copies and as the reference, at sizes with tails, for an input that is
-also the output, for a new array every call and for an array changed between calls."""
+"""Inputs and outputs used in place on a CPU device (CL_MEM_USE_HOST_PTR) instead of
+copied: the same images as with copies and as the reference, at sizes with tails, for an
+input that is also the output (which keeps the output's copy), for a new array every call
+and for an array changed between calls."""
 
 import numpy as np
 import pytest
@@ -29,33 +30,47 @@ def _blur() -> pw.Pipeline:
 def test_the_default_on_a_cpu_device(opencl_device) -> None:
     fn = _blur().compile(target="opencl")
     assert fn.native.inputs_in_place == opencl_device.shares_host_memory
+    assert fn.native.outputs_in_place == opencl_device.shares_host_memory
 
 
 @pytest.mark.parametrize("sizes", [(16, 8), (37, 21)], ids=str)
-@pytest.mark.parametrize("in_place", [True, False], ids=["in_place", "copied"])
-def test_same_image_as_the_reference(sizes, in_place, rng) -> None:
+@pytest.mark.parametrize("inputs_in_place", [True, False], ids=["inputs_in_place", "inputs_copied"])
+@pytest.mark.parametrize("outputs_in_place", [True, False], ids=["outputs_in_place", "outputs_copied"])
+def test_same_image_as_the_reference(sizes, inputs_in_place, outputs_in_place, rng) -> None:
     pipeline = _blur()
     fn = pipeline.compile(target="opencl")
-    fn.native.inputs_in_place = in_place
+    fn.native.inputs_in_place = inputs_in_place
+    fn.native.outputs_in_place = outputs_in_place
     data = rng.integers(0, 65536, sizes[::-1]).astype(np.uint16)
     ref = pipeline.realize_reference(list(sizes), {"input": data})
-    np.testing.assert_array_equal(fn(list(sizes), {"input": data}), ref)
-    input_slot = fn.native.device_buffers()[0]
+    out = np.full(sizes[::-1], 12345, np.uint16)
+    fn(list(sizes), {"input": data}, out=out)
+    np.testing.assert_array_equal(out, ref)
+    input_slot, output_slot = fn.native.device_buffers()[:2]
     # in place, the buffer over the caller's array is released at the end of the call
-    assert (input_slot == 0) == in_place
+    assert (input_slot == 0) == inputs_in_place
+    assert (output_slot == 0) == outputs_in_place
 
 
 @pytest.mark.parametrize("in_place", [True, False], ids=["in_place", "copied"])
 def test_an_input_that_is_also_the_output(in_place, rng) -> None:
-    """The kernels read the input as it was: outputs are written to device buffers and
-    copied back after the last kernel."""
+    """The kernels read the input as it was: an output that overlaps an input is written
+    to its device buffer and copied back after the last kernel."""
     pipeline = _blur()
     fn = pipeline.compile(target="opencl")
     fn.native.inputs_in_place = in_place
+    assert fn.native.outputs_in_place
     data = rng.integers(0, 65536, (21, 37)).astype(np.uint16)
     ref = pipeline.realize_reference([37, 21], {"input": data.copy()})
     fn([37, 21], {"input": data}, out=data)
     np.testing.assert_array_equal(data, ref)
+    assert fn.native.device_buffers()[1] != 0  # the output's own device buffer
+    whole = rng.integers(0, 65536, 21 * 37 + 50).astype(np.uint16)
+    # contiguous views of one block of memory that overlap
+    source, target = whole[: 21 * 37].reshape(21, 37), whole[50:].reshape(21, 37)
+    ref = pipeline.realize_reference([37, 21], {"input": source.copy()})
+    fn([37, 21], {"input": source}, out=target)
+    np.testing.assert_array_equal(target, ref)
 
 
 def test_new_and_changed_arrays_between_calls(rng) -> None:
