@@ -7,7 +7,10 @@ which is compiled to native code by LLVM like a CPU pipeline
 clEnqueueNDRangeKernel, ...) with the context, queue and kernels pyopencl made. Every
 buffer lives on the device: each input is copied there once per call, intermediates are
 device buffers kept between calls (fresh memory is slow), and each output is copied back
-once at the end. Nothing goes back and forth between consecutive GPU stages.
+once at the end. Nothing goes back and forth between consecutive GPU stages. On a CPU
+device (whose memory is the host's) nothing is copied: the kernels read the caller's
+inputs and write its outputs where they are (`inputs_in_place`, `outputs_in_place`;
+an output overlapping another buffer argument is still copied back).
 """
 
 from __future__ import annotations
