@@ -14,11 +14,12 @@ import math
 import re
 from collections.abc import Callable
 
+from pixelweave.engine.codegen.opencl_exact_division import division_by_reciprocal
 from pixelweave.engine.codegen.opencl_indices import INDEX_ARITHMETIC
 from pixelweave.engine.codegen.opencl_vector import VectorExprs, vector_c_type
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
-from pixelweave.engine.ir.types import Type
+from pixelweave.engine.ir.types import Float, Type
 from pixelweave.engine.stmt import Broadcast, Load, Ramp
 
 _C_TYPES = {
@@ -340,6 +341,9 @@ class ExprEmitter(VectorExprs):
             u = _unsigned_work_type(t)
             return f"({ct})(({u}){a} {op} ({u}){b})"
         if isinstance(e, (E.Div, E.Mod)):
+            by_reciprocal = self.division_by_reciprocal(e, t)
+            if by_reciprocal is not None:
+                return by_reciprocal
             a, b = self.expr(e.a), self.expr(e.b)
             if t.is_float():
                 return f"{a} / {b}" if isinstance(e, E.Div) else f"{a} - {b} * floor({a} / {b})"
@@ -370,6 +374,19 @@ class ExprEmitter(VectorExprs):
         if isinstance(e, E.Call):
             return self._call(e, t)
         raise CompileError(f"the OpenCL backend cannot generate {type(e).__name__} expressions")
+
+    def division_by_reciprocal(self, e: E.Expr, t: Type) -> str | None:
+        """`f32(narrow integer) / constant` as a multiplication and an fma with the same
+        result (opencl_exact_division.py), else None."""
+        pair = division_by_reciprocal(e)
+        if pair is None:
+            return None
+        x = self.expr(e.a)
+        high, low = c_literal(Float(32), pair.high), c_literal(Float(32), pair.low)
+        if t.lanes != 1:
+            vt = vector_c_type(t)
+            high, low = f"({vt}){high}", f"({vt}){low}"
+        return f"fma({x}, {high}, {x} * {low})"
 
     def load(self, e: Load) -> str:
         ref = self.buffers.get(e.buffer)

@@ -6,7 +6,12 @@ that host statement with the CPU code generator (engine/codegen/llvm.py), extend
 
 - buffer arguments: checked as on the CPU, then each is copied into a device buffer as one
   block of memory (inputs, and outputs whose strides leave gaps) at entry, and every
-  output is read back once at the end; nothing else crosses between host and device;
+  output is read back once at the end; nothing else crosses between host and device. On
+  a device whose memory is the host's (a CPU device), nothing is copied where the state
+  block asks for it: inputs (and outputs, which the caller asks for only when no output
+  overlaps another buffer argument) are buffers over the caller's memory for the call
+  (CL_MEM_USE_HOST_PTR), released at its end; an output's is mapped and unmapped after
+  the last kernel, which is what makes its contents the host's in OpenCL's rules;
 - `Allocate`: a device buffer (cl_mem) instead of host memory; storage that may be the
   output buffer (`Allocate.output_alias`) is the output's device buffer where its
   condition holds (the lowering then skips the copy into the output);
@@ -20,7 +25,9 @@ state block that the caller owns and binds with `NAME_opencl_bind(state)` before
     offset 0: cl_context, 8: cl_command_queue, 16: the device's name (a C string, for
     messages), 24: a pointer to the cl_kernel handles (in `OpenCLProgram.kernels` order),
     32: nanoseconds spent copying between host and device (added to by every call),
-    40 + 16 * i: slot i, { cl_mem, its capacity in bytes }.
+    40: flags (bit 0: inputs in place, bit 1: outputs in place, see above; zero in an
+        exported library),
+    48 + 16 * i: slot i, { cl_mem, its capacity in bytes; 0 for a buffer over an input }.
 
 `NAME_opencl_state_bytes()` gives the block's size; `NAME_release_memory()` releases the
 bound block's device buffers. The OpenCL functions are resolved from libOpenCL by the
@@ -54,9 +61,15 @@ STATE_QUEUE_OFFSET = 8
 STATE_DEVICE_NAME_OFFSET = 16
 STATE_KERNELS_OFFSET = 24
 STATE_TRANSFER_NS_OFFSET = 32
-STATE_SLOTS_OFFSET = 40
+STATE_FLAGS_OFFSET = 40
+STATE_SLOTS_OFFSET = 48
 SLOT_BYTES = 16
+FLAG_INPUTS_IN_PLACE = 1
+FLAG_OUTPUTS_IN_PLACE = 2
 CL_MEM_READ_WRITE = 1
+CL_MEM_READ_ONLY = 4
+CL_MEM_USE_HOST_PTR = 8
+CL_MAP_READ = 1
 
 _OPENCL_FUNCTIONS = {
     "clSetKernelArg": "i32 (ptr, i32, i64, ptr)",
@@ -66,6 +79,8 @@ _OPENCL_FUNCTIONS = {
     "clEnqueueWriteBuffer": "i32 (ptr, ptr, i32, i64, i64, ptr, i32, ptr, ptr)",
     "clEnqueueReadBuffer": "i32 (ptr, ptr, i32, i64, i64, ptr, i32, ptr, ptr)",
     "clFinish": "i32 (ptr)",
+    "clEnqueueMapBuffer": "ptr (ptr, ptr, i32, i64, i64, i64, i32, ptr, ptr, ptr)",
+    "clEnqueueUnmapMemObject": "i32 (ptr, ptr, ptr, i32, ptr, ptr)",
 }
 
 
@@ -145,7 +160,9 @@ class _HostCodeGen(PipelineCodeGen):
         self.kernel_index = {id(k): i for i, k in enumerate(program.kernels)}
         self.slots: list[str] = []  # device buffer slots, by name
         self.device_buffers: dict[str, Value] = {}  # buffer name -> its cl_mem in the current scope
-        self.outputs: list[tuple[Argument, Value, Value, Value]] = []  # (argument, cl_mem, host, bytes)
+        # (argument, cl_mem, host, bytes, whether the cl_mem is over the caller's memory)
+        self.outputs: list[tuple[Argument, Value, Value, Value, Value]] = []
+        self.argument_slots: list[str] = []  # slots of arguments, which may hold buffers over the caller's memory
         self.state_global = f"@{self.prefix}.cl.state"
         self.zeros_added = False
         self._stmt_dispatch[KernelLaunch] = self._launch
@@ -167,6 +184,7 @@ class _HostCodeGen(PipelineCodeGen):
         size.ret(int_const(64, STATE_SLOTS_OFFSET + SLOT_BYTES * len(self.slots)))
         m.add_function(size.render())
         self._device_buffer_function()
+        self._host_buffer_function()
 
     @staticmethod
     def _function(name: str, ret: str, params: list[tuple[str, str]], linkage: str = "") -> FunctionBuilder:
@@ -235,6 +253,49 @@ class _HostCodeGen(PipelineCodeGen):
         f.store(f.select(ok, nbytes, int_const(64, 0), "new_capacity"), capacity_field, 8)
         f.ret(kept)
         self.module.add_function(f.render())
+
+    def _host_buffer_function(self) -> None:
+        """NAME.cl.host_buffer(state, slot, host, bytes, flags): a buffer over the host
+        memory [host, host + bytes) (flags: its cl_mem_flags besides CL_MEM_USE_HOST_PTR),
+        kept in the slot with capacity 0 (so that a later call copying the argument makes a
+        device buffer of its own); the slot's previous buffer is released. Null when the
+        device cannot make it."""
+        f = self._function(
+            f"{self.prefix}.cl.host_buffer",
+            "ptr",
+            [("ptr", "state"), ("ptr", "slot"), ("ptr", "host"), ("i64", "bytes"), ("i64", "flags")],
+            "internal",
+        )
+        state, slot, host, nbytes, access = f.params
+        self._release_slot(f, slot)
+        error = f.alloca_in_entry("i32", 4, "error")
+        f.store(int_const(32, 0), error, 4)
+        context = f.load("ptr", state, 8, "context")
+        flags = f.binop("or", access, int_const(64, CL_MEM_USE_HOST_PTR), "flags")
+        made = f.call("ptr", "@clCreateBuffer", [context, flags, nbytes, host, error], "made")
+        ok = f.binop(
+            "and",
+            f.icmp("ne", made, Value("ptr", "null")),
+            f.icmp("eq", f.load("i32", error, 4, "code"), int_const(32, 0)),
+            "ok",
+        )
+        kept = f.select(ok, made, Value("ptr", "null"), "kept")
+        f.store(kept, slot, 8)
+        f.ret(kept)
+        self.module.add_function(f.render())
+
+    @staticmethod
+    def _release_slot(f: FunctionBuilder, slot: Value) -> None:
+        """Release the slot's buffer, if any, and empty the slot."""
+        mem = f.load("ptr", slot, 8, "old")
+        free, done = f.new_label("free"), f.new_label("freed")
+        f.cond_br(f.icmp("ne", mem, Value("ptr", "null")), free, done)
+        f.start_block(free)
+        f.call("i32", "@clReleaseMemObject", [mem], "rc")
+        f.br(done)
+        f.start_block(done)
+        f.store(Value("ptr", "null"), slot, 8)
+        f.store(int_const(64, 0), f.gep("i8", slot, int_const(64, 8), "capacity"), 8)
 
     # ------------------------------------------------------------------ helpers
     def _state(self) -> Value:
@@ -329,23 +390,119 @@ class _HostCodeGen(PipelineCodeGen):
         )
         elements = b.select(empty, int_const(64, 0), span, "elements")
         nbytes = b.binop("mul", elements, int_const(64, element_bytes(a.type)), f"{a.name}.bytes")
-        mem = self._device_buffer(f"argument {a.name}", nbytes, a.name)
-        self.device_buffers[a.name] = mem
+        # an output whose strides leave gaps goes to the device first, so that reading it
+        # back leaves the gaps as they were (none in place: the kernels leave them alone)
+        gaps = b.icmp("ne", elements, count, "gaps")
+        bytes_in = b.select(gaps, nbytes, int_const(64, 0), "bytes_in") if a.is_output else nbytes
+        mem, in_place = self._argument_buffer(a, host, nbytes, bytes_in)
         if a.is_output:
-            # an output whose strides leave gaps goes to the device first, so that reading
-            # it back leaves the gaps as they were
-            gaps = b.icmp("ne", elements, count, "gaps")
-            bytes_in = b.select(gaps, nbytes, int_const(64, 0), "bytes_in")
-            self._copy("to", mem, host, bytes_in, a.name)
-            self.outputs.append((a, mem, host, nbytes))
-        else:
-            self._copy("to", mem, host, nbytes, a.name)
+            self.outputs.append((a, mem, host, nbytes, in_place))
+        self.device_buffers[a.name] = mem
+
+    def _argument_buffer(self, a: Argument, host: Value, nbytes: Value, bytes_in: Value) -> tuple[Value, Value]:
+        """The argument's cl_mem, and whether it is a buffer over the caller's memory (where
+        the state block asks for the argument's kind in place and it is not empty), else
+        its kept device buffer, filled with its first bytes_in bytes by a copy."""
+        b = self.b
+        slot_name = f"argument {a.name}"
+        self.argument_slots.append(slot_name)
+        flags = b.load("i64", self._byte_offset(self._state(), STATE_FLAGS_OFFSET), 8, "flags")
+        bit = FLAG_OUTPUTS_IN_PLACE if a.is_output else FLAG_INPUTS_IN_PLACE
+        wanted = b.icmp("ne", b.binop("and", flags, int_const(64, bit)), int_const(64, 0))
+        in_place = b.binop("and", wanted, b.icmp("sgt", nbytes, int_const(64, 0)), f"{a.name}.in_place")
+        cell = b.alloca_in_entry("ptr", 8, f"{a.name}.cl_mem")
+        place, copy, done = b.new_label("in_place"), b.new_label("copy_in"), b.new_label("argument_ready")
+        b.cond_br(in_place, place, copy)
+        b.start_block(place)
+        access = int_const(64, CL_MEM_READ_WRITE if a.is_output else CL_MEM_READ_ONLY)
+        mem = b.call(
+            "ptr",
+            f"@{self.prefix}.cl.host_buffer",
+            [self._state(), self._slot(slot_name), host, nbytes, access],
+            "cl_mem",
+        )
+        self._check(
+            b.icmp("ne", mem, Value("ptr", "null")),
+            ErrorCode.OUT_OF_MEMORY,
+            f"could not use buffer `{a.name}` ({{}} bytes) in place on {{}}",
+            [(nbytes, Int(64)), (self._device_name(), None)],
+        )
+        b.store(mem, cell, 8)
+        b.br(done)
+        b.start_block(copy)
+        mem = self._device_buffer(slot_name, nbytes, a.name)
+        self._copy("to", mem, host, bytes_in, a.name)
+        b.store(mem, cell, 8)
+        b.br(done)
+        b.start_block(done)
+        return b.load("ptr", cell, 8, f"{a.name}.cl_mem"), in_place
+
+    def _release_arguments_in_place(self) -> None:
+        """Release the buffers over the caller's memory (a slot with capacity 0 holding a
+        buffer): the caller may free or change that memory once the call returns."""
+        b = self.b
+        for slot_name in self.argument_slots:
+            slot = self._slot(slot_name)
+            capacity = b.load("i64", b.gep("i8", slot, int_const(64, 8), "capacity.p"), 8, "capacity")
+            mem = b.load("ptr", slot, 8, "mem")
+            over_input = b.binop(
+                "and", b.icmp("eq", capacity, int_const(64, 0)), b.icmp("ne", mem, Value("ptr", "null")), "over_input"
+            )
+            free, done = b.new_label("release_input"), b.new_label("input_released")
+            b.cond_br(over_input, free, done)
+            b.start_block(free)
+            b.call("i32", "@clReleaseMemObject", [mem], "rc")
+            b.store(Value("ptr", "null"), slot, 8)
+            b.br(done)
+            b.start_block(done)
 
     def _read_outputs_back(self, s: Stmt) -> None:
         self._finish()  # the kernels first, so that the copies' time is theirs alone
-        for a, mem, host, nbytes in self.outputs:
+        b = self.b
+        for a, mem, host, nbytes, in_place in self.outputs:
+            place, copy, done = b.new_label("map"), b.new_label("copy_back"), b.new_label("output_done")
+            b.cond_br(in_place, place, copy)
+            b.start_block(place)
+            self._map_and_unmap(mem, nbytes, a.name)
+            b.br(done)
+            b.start_block(copy)
             self._copy("back", mem, host, nbytes, a.name)
+            b.br(done)
+            b.start_block(done)
         self._finish()
+        self._release_arguments_in_place()
+
+    def _map_and_unmap(self, mem: Value, nbytes: Value, what: str) -> None:
+        """Map and unmap a buffer over the caller's output: its contents are then the
+        host's (on a CPU device the memory is the same and nothing is copied)."""
+        b = self.b
+        queue = self._state_field(STATE_QUEUE_OFFSET, "queue")
+        null = Value("ptr", "null")
+        error = b.alloca_in_entry("i32", 4, "map_error")
+        b.store(int_const(32, 0), error, 4)
+        start = self._now_ns()
+        mapped = b.call(
+            "ptr",
+            "@clEnqueueMapBuffer",
+            [queue, mem, int_const(32, 1), int_const(64, CL_MAP_READ), int_const(64, 0), nbytes,
+             int_const(32, 0), null, null, error],
+            "mapped",
+        )  # fmt: skip
+        code = b.load("i32", error, 4, "map_rc")
+        self._check_cl(
+            code,
+            f"could not read buffer `{what}` back from the OpenCL device {{}}: OpenCL error {{}}",
+            [(self._device_name(), None)],
+        )
+        code = b.call("i32", "@clEnqueueUnmapMemObject", [queue, mem, mapped, int_const(32, 0), null, null], "unmap_rc")
+        self._check_cl(
+            code,
+            f"could not read buffer `{what}` back from the OpenCL device {{}}: OpenCL error {{}}",
+            [(self._device_name(), None)],
+        )
+        counter = self._byte_offset(self._state(), STATE_TRANSFER_NS_OFFSET)
+        elapsed = b.binop("sub", self._now_ns(), start, "map_ns")
+        b.emit(f"atomicrmw add ptr {counter.ref}, {elapsed} monotonic, align 8")
 
     def _finish(self) -> None:
         code = self.b.call("i32", "@clFinish", [self._state_field(STATE_QUEUE_OFFSET, "queue")], "finish_rc")

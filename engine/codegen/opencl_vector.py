@@ -222,6 +222,9 @@ class VectorExprs:
     def _vector_div_mod(self, e: E.Expr, t: Type) -> str:
         if t.is_bool():
             return self.lanewise(e, t)
+        by_reciprocal = self.division_by_reciprocal(e, t)
+        if by_reciprocal is not None:
+            return by_reciprocal
         a, b = self.expr(e.a), self.expr(e.b)
         is_div = isinstance(e, E.Div)
         vt = vector_c_type(t)

@@ -47,6 +47,15 @@ class OpenCLDevice:
         return int(self.device.max_work_group_size)
 
     @property
+    def shares_host_memory(self) -> bool:
+        """A CPU device: its memory is the host's, so a buffer over host memory
+        (CL_MEM_USE_HOST_PTR) needs no copy."""
+        import pyopencl as cl
+
+        d = self.device
+        return bool(d.type & cl.device_type.CPU) and bool(d.host_unified_memory)
+
+    @property
     def supports_double(self) -> bool:
         return "cl_khr_fp64" in self.device.extensions or self.device.double_fp_config != 0
 

@@ -7,7 +7,10 @@ which is compiled to native code by LLVM like a CPU pipeline
 clEnqueueNDRangeKernel, ...) with the context, queue and kernels pyopencl made. Every
 buffer lives on the device: each input is copied there once per call, intermediates are
 device buffers kept between calls (fresh memory is slow), and each output is copied back
-once at the end. Nothing goes back and forth between consecutive GPU stages.
+once at the end. Nothing goes back and forth between consecutive GPU stages. On a CPU
+device (whose memory is the host's) nothing is copied: the kernels read the caller's
+inputs and write its outputs where they are (`inputs_in_place`, `outputs_in_place`;
+an output overlapping another buffer argument is still copied back).
 """
 
 from __future__ import annotations
@@ -24,7 +27,16 @@ from typing import Any
 
 import numpy as np
 from pixelweave.engine.codegen.opencl import DeviceLimits, OpenCLProgram, generate_opencl
-from pixelweave.engine.codegen.opencl_host_llvm import bind_symbol, host_module_generator, state_bytes_symbol
+from pixelweave.engine.codegen.opencl_host_llvm import (
+    FLAG_INPUTS_IN_PLACE,
+    FLAG_OUTPUTS_IN_PLACE,
+    SLOT_BYTES,
+    STATE_FLAGS_OFFSET,
+    STATE_SLOTS_OFFSET,
+    bind_symbol,
+    host_module_generator,
+    state_bytes_symbol,
+)
 from pixelweave.engine.errors import CompileError, InputError
 from pixelweave.engine.lowered import Argument, LoweredPipeline
 from pixelweave.engine.runtime.opencl_device import HOW_TO_GET_ONE, OpenCLDevice, select_device
@@ -141,6 +153,10 @@ class OpenCLPipeline:
         self._state[1] = device.queue.int_ptr
         self._state[2] = ctypes.addressof(self._device_name)
         self._state[3] = ctypes.addressof(self._kernel_handles)
+        self.inputs_in_place = device.shares_host_memory
+        # outputs written where the caller has them, in calls where no output overlaps
+        # another buffer argument (checked per call: its own flag bit is set then)
+        self.outputs_in_place = device.shares_host_memory
         self._bind = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(host.symbol_address(bind_symbol(self.name)))
         self._finalizer = weakref.finalize(self, _pending_releases.append, (self._bind, host, self._state))
         self._finalizer.atexit = False  # the process's end frees the device memory anyway
@@ -149,11 +165,32 @@ class OpenCLPipeline:
     def profile(self) -> bool:
         return False
 
+    @property
+    def inputs_in_place(self) -> bool:
+        """Whether the kernels read the caller's input arrays where they are instead of a
+        copy on the device: the default on a device whose memory is the host's (a CPU
+        device), where the copy is pure cost. False copies inputs as on any device.
+        `outputs_in_place` is the same for outputs (the kernels write the caller's
+        arrays), in calls where no output overlaps another buffer argument."""
+        return self._flag(FLAG_INPUTS_IN_PLACE)
+
+    @inputs_in_place.setter
+    def inputs_in_place(self, value: bool) -> None:
+        self._set_flag(FLAG_INPUTS_IN_PLACE, value)
+
+    def _flag(self, bit: int) -> bool:
+        return bool(int(self._state[STATE_FLAGS_OFFSET // 8] or 0) & bit)
+
+    def _set_flag(self, bit: int, value: bool) -> None:
+        flags = int(self._state[STATE_FLAGS_OFFSET // 8] or 0) & ~bit
+        self._state[STATE_FLAGS_OFFSET // 8] = flags | (bit if value else 0)
+
     def device_buffers(self) -> list[int]:
         """The cl_mem handles the host code keeps between calls (0 for a slot not made yet
         or released), in slot order: what tests check reuse with."""
-        slots = self._state[5:]
-        return [int(slots[i] or 0) for i in range(0, len(slots), 2)]
+        slots = self._state[STATE_SLOTS_OFFSET // 8 :]
+        step = SLOT_BYTES // 8
+        return [int(slots[i] or 0) for i in range(0, len(slots), step)]
 
     def release_memory(self) -> None:
         """Free the device buffers kept between calls."""
@@ -196,9 +233,13 @@ class OpenCLPipeline:
                     copies_back.append((array, dense))
             else:
                 inputs[a.name] = dense
+        outputs_in_place = self.outputs_in_place and not _overlaps(
+            [v for v in inputs.values() if isinstance(v, np.ndarray)], list(results.values())
+        )
         start = time.perf_counter()
         with _call_lock:  # the bound state is the library's, shared by pipelines of equal code
             _release_pending()
+            self._set_flag(FLAG_OUTPUTS_IN_PLACE, outputs_in_place)
             self._state[4] = None  # the copies' nanoseconds
             self._bind(ctypes.addressof(self._state))
             try:
@@ -236,6 +277,16 @@ def _release_state(bind: Any, host: Any, state: Any) -> None:
         host.release_memory()
     finally:
         bind(None)
+
+
+def _overlaps(inputs: list[np.ndarray], outputs: list[np.ndarray]) -> bool:
+    """Whether an output may share memory with an input or another output (then outputs
+    are written to device buffers and copied back, so that no kernel reads what another
+    has written)."""
+    for i, out in enumerate(outputs):
+        if any(np.may_share_memory(out, other) for other in [*inputs, *outputs[i + 1 :]]):
+            return True
+    return False
 
 
 def _check_array(a: Argument, value: Any) -> np.ndarray:

@@ -23,7 +23,13 @@ from pathlib import Path
 
 from pixelweave.engine.codegen.llvm import ErrorCode
 from pixelweave.engine.codegen.opencl import DeviceLimits, OpenCLProgram, generate_opencl
-from pixelweave.engine.codegen.opencl_host_llvm import bind_symbol, generate_host_module, state_bytes_symbol
+from pixelweave.engine.codegen.opencl_host_llvm import (
+    FLAG_INPUTS_IN_PLACE,
+    STATE_FLAGS_OFFSET,
+    bind_symbol,
+    generate_host_module,
+    state_bytes_symbol,
+)
 from pixelweave.engine.codegen.target import compile_ir_to_object, data_layout, resolve_target
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.lowered import LoweredPipeline
@@ -219,6 +225,9 @@ extern cl_int clReleaseContext(cl_handle);
 
 #define PW_CL_DEVICE_TYPE_ALL 0xFFFFFFFFull
 #define PW_CL_DEVICE_NAME 0x102B
+#define PW_CL_DEVICE_TYPE 0x1000
+#define PW_CL_DEVICE_TYPE_CPU 2ull
+#define PW_CL_DEVICE_HOST_UNIFIED_MEMORY 0x1035
 #define PW_CL_PROGRAM_BUILD_LOG 0x1183
 #define PW_CL_MEM_READ_WRITE 1
 
@@ -361,6 +370,13 @@ static int pw_prepare(void) {{
     pw_state[1] = queue;
     pw_state[2] = pw_device_name;
     pw_state[3] = pw_kernels;
+    /* on a CPU device the kernels read inputs where the caller has them (no copy); outputs
+       are still copied back, since the caller's arrays may overlap its inputs */
+    uint64_t type = 0;
+    cl_uint unified = 0;
+    if (clGetDeviceInfo(device, PW_CL_DEVICE_TYPE, sizeof type, &type, NULL) == 0 && (type & PW_CL_DEVICE_TYPE_CPU) &&
+        clGetDeviceInfo(device, PW_CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL) == 0 && unified)
+        pw_state[{STATE_FLAGS_OFFSET // 8}] = (void *)(uintptr_t){FLAG_INPUTS_IN_PLACE};
     {bind_symbol(host)}(pw_state);
     pw_ready = 1;
     return 0;

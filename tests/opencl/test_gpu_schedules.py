@@ -218,6 +218,8 @@ def test_repeated_calls_reuse_device_buffers(rng):
     bx.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 8, 8)
     p = pw.Pipeline(by)
     fn = p.compile(target="opencl")
+    # copies to and from device buffers, as on a GPU (a CPU device uses the arrays in place)
+    fn.native.inputs_in_place = fn.native.outputs_in_place = False
     kept = []
     for _ in range(2):
         data = _u16(rng, 30, 40)
@@ -230,3 +232,7 @@ def test_repeated_calls_reuse_device_buffers(rng):
     assert fn.native.device_buffers() == [0, 0, 0]
     data = _u16(rng, 30, 40)
     np.testing.assert_array_equal(fn([40, 30], {"input": data}), p.realize_reference([40, 30], {"input": data}))
+    # in place, only the intermediate has a device buffer once the call returns
+    fn.native.inputs_in_place = fn.native.outputs_in_place = True
+    np.testing.assert_array_equal(fn([40, 30], {"input": data}), p.realize_reference([40, 30], {"input": data}))
+    assert [bool(m) for m in fn.native.device_buffers()] == [False, False, True]
