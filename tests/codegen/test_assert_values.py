@@ -27,9 +27,7 @@ def size_check_pipeline() -> LoweredPipeline:
     a, b, c = (E.Cast(I64, var(n)) for n in ("a", "b", "c"))
     extent = E.Add(E.Mul(a, b), c)
     size = E.Mul(extent, E.Const(I64, 4))
-    check = AssertStmt(
-        E.LE(size, E.Const(I64, 1000)), "storage of {} bytes ({} elements) is too large", (size, extent)
-    )
+    check = AssertStmt(E.LE(size, E.Const(I64, 1000)), "storage of {} bytes ({} elements) is too large", (size, extent))
     x = var("x")
     body = Block([check, For("x", i32(0), var("out.extent.0"), ForType.SERIAL, Store("out", x, x))])
     args = [scalar("a", Int(32)), scalar("b", Int(32)), scalar("c", Int(32)), buffer("out", Int(32), 1, True)]
