@@ -16,6 +16,7 @@ than computing most stages), provided nothing else still holds the spare.
 from __future__ import annotations
 
 import collections
+import mmap
 import os
 import sys
 import threading
@@ -72,6 +73,24 @@ class CachedImage:
 def _owner(array: np.ndarray) -> np.ndarray:
     """The array that owns array's memory (NumPy views point at the owner directly)."""
     return array if array.base is None or not isinstance(array.base, np.ndarray) else array.base
+
+
+# From this size up, NumPy advises the kernel to back an array with huge pages
+# (MADV_HUGEPAGE). Where transparent huge pages are "madvise" with defrag "madvise" (this
+# machine's kind), every first touch of an advised huge page may then compact memory
+# synchronously: the first run of a stage into a fresh 134 MB image (local Laplacian's
+# g_pyramid0 after its levels go 8 -> 9) took 30-900 ms of system time, 0.9-1.1 s when the
+# levels go to 10. Images this large are mapped without that advice (plain pages):
+# 70-220 ms, always.
+UNADVISED_BYTES = 4 << 20
+
+
+def _fresh_memory(nbytes: int) -> np.ndarray:
+    """nbytes of new memory as a 1-D uint8 array that owns it (unmapped when it is freed)."""
+    private = getattr(mmap, "MAP_PRIVATE", None)  # not on Windows, which has no such advice either
+    if nbytes < UNADVISED_BYTES or private is None:
+        return np.empty(nbytes, dtype=np.uint8)
+    return np.frombuffer(mmap.mmap(-1, nbytes, flags=private | mmap.MAP_ANONYMOUS), dtype=np.uint8)
 
 
 def _free(spare: np.ndarray) -> bool:
@@ -158,7 +177,7 @@ class ImageCache:
                     self.reused += 1
                     break
             else:
-                raw = np.empty(nbytes, dtype=np.uint8)
+                raw = _fresh_memory(nbytes)
         offset = (-raw.ctypes.data) % ALIGNMENT
         return raw[offset : offset + nbytes - ALIGNMENT].view(dtype).reshape(shape)
 

@@ -708,20 +708,29 @@ class _CodeGen(ExprCodeGen):
         if cond_const is not None and cond_const != 0:
             return
         b = self.b
-        cond = self._expr(s.condition, hint="assert")
-        if cond.ty.startswith("<"):
-            lanes = lanes_of(cond.ty)
-            reduce = self.module.intrinsic(f"llvm.vector.reduce.and.v{lanes}i1", "i1", [cond.ty])
-            cond = b.call("i1", reduce, [cond], "all")
-        fail_label, ok_label = b.new_label("assert_failed"), b.new_label("assert_ok")
-        b.cond_br(cond, ok_label, fail_label, likely=True)
-        b.start_block(fail_label)
-        args = []
-        for a in s.args:
-            v = self._expr(a)
-            if lanes_of(v.ty) > 1:  # a message reports one value: the first lane
-                v = b.assign(v.ty.split(" x ")[1].rstrip(">"), f"extractelement {v}, i32 0", "lane0")
-            args.append((v, a.type().element_of()))
+        # The message's values are mostly subtrees of the condition (a storage-size check
+        # reports the size and extents it compared): one expression memo for both, so the
+        # failure block reuses what the test computed (it is that block's only predecessor)
+        # instead of computing it again; the recomputed 64-bit bounds of the storage checks
+        # were a fifth of local Laplacian's IR.
+        self._memo = {}
+        try:
+            cond = self._expr(s.condition, hint="assert")
+            if cond.ty.startswith("<"):
+                lanes = lanes_of(cond.ty)
+                reduce = self.module.intrinsic(f"llvm.vector.reduce.and.v{lanes}i1", "i1", [cond.ty])
+                cond = b.call("i1", reduce, [cond], "all")
+            fail_label, ok_label = b.new_label("assert_failed"), b.new_label("assert_ok")
+            b.cond_br(cond, ok_label, fail_label, likely=True)
+            b.start_block(fail_label)
+            args = []
+            for a in s.args:
+                v = self._expr(a)
+                if lanes_of(v.ty) > 1:  # a message reports one value: the first lane
+                    v = b.assign(v.ty.split(" x ")[1].rstrip(">"), f"extractelement {v}, i32 0", "lane0")
+                args.append((v, a.type().element_of()))
+        finally:
+            self._memo = None
         self._fail(ErrorCode.ASSERTION_FAILED, s.message, args)
         b.start_block(ok_label)
 

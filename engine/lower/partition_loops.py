@@ -51,10 +51,12 @@ def partition_loops(stmt: Stmt, policies: dict[str, tuple[Partition, str]]) -> S
     loops not named there are AUTO."""
     partitioner = _Partitioner(policies)
     _pass_state.variable_names = VariableNames()
+    _pass_state.expr_tests = {}
     try:
         out = partitioner.mutate(stmt)
     finally:
         _pass_state.variable_names = None
+        _pass_state.expr_tests = None
     for name, (policy, where) in policies.items():
         if policy == Partition.ALWAYS and name not in partitioner.partitioned:
             raise ScheduleError(
@@ -200,9 +202,7 @@ def _inner_bindings(body: Stmt, v: str) -> tuple[dict[str, E.Expr | None], set[s
         elif isinstance(node, For):
             inner.add(node.name)
     for e in stmt_exprs(body):
-        for n in walk(e):
-            if isinstance(n, E.Let):
-                inner.add(n.name)
+        inner.update(_tests_in(e)[1])
     # A name that is also a loop or an Expr Let inside (the branches of a specialized stage
     # bind one loop name as a vectorized LetStmt in one branch and a For in another) has no
     # single value either.
@@ -238,17 +238,35 @@ def _candidates(body: Stmt):
         if isinstance(node, IfThenElse):
             yield "if", node, node.condition
     for e in stmt_exprs(body):
-        for n in walk(e):
-            parts = _clamp_parts(n)
-            if parts is not None:
-                arg, lo, hi = parts
-                yield "clamp", n, E.And(E.GE(arg, lo), E.LE(arg, hi))
-            elif isinstance(n, E.Select) and n.cond.type().is_bool():
-                yield "select", n, n.cond
+        yield from _tests_in(e)[0]
     for node in walk_stmt(body):
         if isinstance(node, LetStmt):
             for n in _shift_inwards_mins(node.value):
                 yield "shift", n, E.LE(n.a, n.b)
+
+
+def _tests_in(e: E.Expr) -> tuple[list[tuple[str, E.Expr, E.Expr]], list[str]]:
+    """The clamp and select tests of expression e, in walk order, as _candidates yields
+    them, and the names of the Lets in e. One walk per expression per pass: every loop of a
+    nest walked the whole body below it again (a third of the pass on local Laplacian)."""
+    cache = getattr(_pass_state, "expr_tests", None)
+    hit = cache.get(id(e)) if cache is not None else None
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    tests: list[tuple[str, E.Expr, E.Expr]] = []
+    let_names: list[str] = []
+    for n in walk(e):
+        parts = _clamp_parts(n)
+        if parts is not None:
+            arg, lo, hi = parts
+            tests.append(("clamp", n, E.And(E.GE(arg, lo), E.LE(arg, hi))))
+        elif isinstance(n, E.Select) and n.cond.type().is_bool():
+            tests.append(("select", n, n.cond))
+        if isinstance(n, E.Let):
+            let_names.append(n.name)
+    if cache is not None:
+        cache[id(e)] = (e, (tests, let_names))  # e kept alive: its id is not reused meanwhile
+    return tests, let_names
 
 
 def _shift_inwards_mins(value: E.Expr):
