@@ -442,7 +442,7 @@ def _replayed_loops(
             k = loops.dims.index(v)
             loops.dims[k : k + 1] = [i, o]
             loops.constant.add(i)
-        elif d.kind == "tile":
+        elif d.kind in ("tile", "gpu_tile"):  # the GPU fuzzer's gpu_tile has tile's arguments
             xo, yo, xi, yi = d.args[2:6]
             loops.constant |= {xi, yi}
             rest = [v for v in loops.dims if v not in ("x", "y")]
@@ -456,6 +456,12 @@ def _replayed_loops(
         elif d.kind in ("vectorize", "unroll", "parallel"):
             loops.marked.add(d.args[0])
     return loops
+
+
+def loop_names(directives: list[Directive], func: str, stage: int, pure: list[str], rvars: list[str]) -> list[str]:
+    """The loop names of one stage of func, innermost first, after the directives drawn for
+    it: what a directive added later may name."""
+    return list(_replayed_loops(directives, func, stage, pure, rvars, False).dims)
 
 
 def _stage_loops(stage: Stage, index: int, outputs: list[str], drawn: list[Directive]) -> _Loops:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 
-from pixelweave.engine.fuzz.cases import Case, Directive, draw_case, without_newer_directives
+from pixelweave.engine.fuzz.cases import Case, Directive, draw_case, loop_names, without_newer_directives
 
 
 def draw_gpu_case(seed: int) -> Case:
@@ -46,17 +46,6 @@ def draw_gpu_case(seed: int) -> Case:
 
 
 def _outermost(directives: list[Directive], func: str) -> str:
-    """The outermost pure loop of func's pure definition after its reshaping directives."""
-    outer = "y"
-    for d in directives:
-        if d.func != func or d.stage != 0:
-            continue
-        if d.kind == "split" and d.args[0] == outer:
-            outer = d.args[1]
-        elif d.kind in ("tile", "gpu_tile") and d.args[1] == outer:
-            outer = d.args[3]
-        elif d.kind == "fuse" and outer in d.args[:2]:
-            outer = d.args[2]
-        elif d.kind == "reorder":
-            outer = d.args[-1]
-    return outer
+    """The outermost loop of func's pure definition after its reshaping directives (a split,
+    tile, gpu_tile or fuse may have replaced x and y)."""
+    return loop_names(directives, func, 0, ["x", "y"], [])[-1]
