@@ -71,6 +71,7 @@ class Case:
     sizes: list[int]  # [width, height]
     checked: bool = True
     params: dict[str, Any] = field(default_factory=dict)  # Params only specializations read
+    target: str = "host"  # what the case compiles for: "host" or "opencl" (gpu.py's cases)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -843,7 +844,7 @@ def main():
     schedule(funcs, rdoms, params)
     pipeline = pw.Pipeline(outputs)
     inputs = make_inputs()
-    compiled = pipeline.compile(level="fast", checked=CHECKED)
+    compiled = pipeline.compile(TARGET, level="fast", checked=CHECKED)
     if EXPECTED_FAILURES:
         try:
             compiled(SIZES, inputs)
@@ -911,6 +912,7 @@ def render_script(case: Case, title: str = "", with_halide: bool = False) -> str
         "",
         f"SIZES = {case.sizes!r}",
         f"CHECKED = {case.checked!r}",
+        f"TARGET = {case.target!r}",
         f"HALIDE = {with_halide!r}",
         f"RTOL, ATOL = {RTOL!r}, {ATOL!r}",
         f"EXPECTED_FAILURES = {expected_failures(case)!r}",

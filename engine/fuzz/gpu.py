@@ -42,6 +42,7 @@ def draw_gpu_case(seed: int) -> Case:
         if stage.rvars and (stage.name, 1) not in marked and rng.random() < 0.4:
             directives.append(Directive(stage.name, 1, "gpu_single_thread", []))
     case.directives = directives
+    case.target = "opencl"
     return case
 
 
