@@ -97,9 +97,18 @@ def apply_directive(
         stage.compute_with(target, _loop(hl, rdoms, parent, var), getattr(hl.LoopAlignStrategy, align))
     elif d.kind == "memoize":
         f.memoize()
-    elif d.kind in ("gpu_blocks", "gpu_threads"):
+    elif d.kind.startswith("gpu_"):
+        _apply_gpu_directive(hl, stage, d, v)
+    else:
+        raise ValueError(f"no Halide mapping for directive {d.kind}")
+
+
+def _apply_gpu_directive(hl: Any, stage: Any, d: Directive, v: Any) -> None:
+    """The GPU fuzzer's directives (gpu.py); its gpu_tile has tile's arguments."""
+    args = d.args
+    if d.kind in ("gpu_blocks", "gpu_threads"):
         getattr(stage, d.kind)(*[v(a) for a in args])
-    elif d.kind == "gpu_tile":  # the GPU fuzzer's gpu_tile has tile's arguments
+    elif d.kind == "gpu_tile":
         x, y, bx, by, tx, ty, fx, fy, tail = args
         stage.gpu_tile(v(x), v(y), v(bx), v(by), v(tx), v(ty), fx, fy, getattr(hl.TailStrategy, TAILS[tail]))
     elif d.kind == "gpu_single_thread":
