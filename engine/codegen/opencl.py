@@ -563,12 +563,14 @@ class _KernelBuilder:
                 raise CompileError(f"buffer `{s.buffer}` is not an argument or an allocation of the OpenCL kernel")
             if s.value.type().lanes != 1:
                 self._vector_store(s, ref[0])
+                em.forget_loads_of(s.buffer)
                 return
             value = em.expr(s.value)
             index = em.index(em.index_of(s.buffer, s.index))
             if s.value.type().is_bool():
                 value = f"(uchar)({value})"
             em.line(f"{ref[0]}[{index}] = {value};")
+            em.forget_loads_of(s.buffer)
         elif isinstance(s, For):
             self._for(s, self._serial)
         elif isinstance(s, IfThenElse):

@@ -19,6 +19,7 @@ from pixelweave.engine.codegen.opencl_vector import VectorExprs, vector_c_type
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Type
+from pixelweave.engine.ir.visit import walk
 from pixelweave.engine.stmt import Broadcast, Load, Ramp
 
 _C_TYPES = {
@@ -200,6 +201,7 @@ class ExprEmitter(VectorExprs):
         self.buffers: dict[str, tuple[str, Type]] = {}
         self.uses_double = False
         self.keep: list[E.Expr] = []
+        self._loaded_by: dict[int, set[str]] = {}  # memo key -> the buffers its temporary read
         self._memo_marks: list[int] = []
         # An index rewrite per buffer (the kernel builder folds the indices of private
         # arrays to constants, so the OpenCL compiler keeps those arrays in registers).
@@ -286,9 +288,24 @@ class ExprEmitter(VectorExprs):
         self.line(f"{c_type(t)} {name} = {text};")
         layer = self.memo[-1]
         if layer is not None:
-            layer[2 * id(e) + self.index_mode] = name
+            key = 2 * id(e) + self.index_mode
+            layer[key] = name
             self.keep.append(e)  # ids stay valid while the node lives
+            loaded = {n.buffer for n in walk(e) if isinstance(n, Load)}
+            if loaded:
+                self._loaded_by[key] = loaded
         return name
+
+    def forget_loads_of(self, buffer: str) -> None:
+        """A store to buffer: the temporaries that read it are stale. (An unrolled update
+        repeats the very same Load node in each copy of its body; reusing the value loaded
+        before the previous copy's store would lose that store.)"""
+        stale = [key for key, loaded in self._loaded_by.items() if buffer in loaded]
+        for key in stale:
+            del self._loaded_by[key]
+            for layer in self.memo:
+                if layer is not None:
+                    layer.pop(key, None)
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e: E.Expr) -> str:
