@@ -201,7 +201,7 @@ class ExprEmitter(VectorExprs):
         self.buffers: dict[str, tuple[str, Type]] = {}
         self.uses_double = False
         self.keep: list[E.Expr] = []
-        self._loaded_by: dict[int, set[str]] = {}  # memo key -> the buffers its temporary read
+        self._reading: dict[str, set[int]] = {}  # buffer -> memo keys of temporaries that read it
         self._memo_marks: list[int] = []
         # An index rewrite per buffer (the kernel builder folds the indices of private
         # arrays to constants, so the OpenCL compiler keeps those arrays in registers).
@@ -291,21 +291,19 @@ class ExprEmitter(VectorExprs):
             key = 2 * id(e) + self.index_mode
             layer[key] = name
             self.keep.append(e)  # ids stay valid while the node lives
-            loaded = {n.buffer for n in walk(e) if isinstance(n, Load)}
-            if loaded:
-                self._loaded_by[key] = loaded
+            for buffer in {n.buffer for n in walk(e) if isinstance(n, Load)}:
+                self._reading.setdefault(buffer, set()).add(key)
         return name
 
     def forget_loads_of(self, buffer: str) -> None:
         """A store to buffer: the temporaries that read it are stale. (An unrolled update
         repeats the very same Load node in each copy of its body; reusing the value loaded
         before the previous copy's store would lose that store.)"""
-        stale = [key for key, loaded in self._loaded_by.items() if buffer in loaded]
-        for key in stale:
-            del self._loaded_by[key]
-            for layer in self.memo:
-                if layer is not None:
-                    layer.pop(key, None)
+        stale = self._reading.pop(buffer, set())
+        for layer in self.memo:
+            if layer is not None:
+                for key in stale & layer.keys():
+                    del layer[key]
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e: E.Expr) -> str:
