@@ -7,7 +7,8 @@ vectorized loop: OpenCL vector code inside a work-item, or a serial loop there f
 OpenCL has no vector type of), a tile of an output sometimes
 becomes a gpu_tile, and an update without GPU loops sometimes runs in one GPU thread.
 Cases are unchecked: checked access is a CPU feature. compute_with stays (its fused loops
-are mapped like any others, so they may be GPU loops); memoize (CPU only) and
+are mapped like any others, so they may be GPU loops); memoize, fold_storage and
+hoist_storage (CPU only: refused at once on OpenCL, they would only waste cases) and
 specializations are left out.
 """
 
@@ -17,6 +18,8 @@ import random
 
 from pixelweave.engine.fuzz.cases import Case, Directive, draw_case, loop_names, without_newer_directives
 
+CPU_ONLY = ("fold_storage", "hoist_storage", "hoist_storage_root")
+
 
 def draw_gpu_case(seed: int) -> Case:
     """The GPU variant of case `seed` (the same seed always gives the same case)."""
@@ -24,6 +27,8 @@ def draw_gpu_case(seed: int) -> Case:
     rng = random.Random(seed * 7919 + 1)
     directives: list[Directive] = []
     for d in case.directives:
+        if d.kind in CPU_ONLY:
+            continue
         if d.kind == "parallel":
             directives.append(Directive(d.func, d.stage, "gpu_blocks", list(d.args)))
         elif d.kind == "vectorize" and len(d.args) == 1 and rng.random() < 0.7:
