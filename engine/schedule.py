@@ -299,6 +299,17 @@ def last_part(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
+# the directive that sets each loop type, named when the loop it names does not exist
+_MARK_DIRECTIVES = {
+    ForType.VECTORIZED: "vectorize",
+    ForType.UNROLLED: "unroll",
+    ForType.PARALLEL: "parallel",
+    ForType.SERIAL: "serial",
+    ForType.GPU_BLOCK: "gpu_blocks",
+    ForType.GPU_THREAD: "gpu_threads",
+}
+
+
 def _qualified(old: str, new: str) -> str:
     """Loop names carry their origin, as in Halide: splitting x into x and xi gives x.x, x.xi."""
     return f"{old}.{new}"
@@ -387,7 +398,8 @@ class Stage:
             raise ScheduleError(f"Only one specialize_fail() may be defined per Stage (in {self.describe()}).")
         specs.append(Specialization(None, None, message))
 
-    def _dim_index(self, v: Any) -> int:
+    def _dim_index(self, v: Any, directive: str) -> int:
+        """The position of loop `v`; a refusal names `directive`, the call that named the loop."""
         name = var_name(v)
         dims = self.schedule.dims
         for i, d in enumerate(dims):
@@ -399,11 +411,12 @@ class Stage:
         known = ", ".join(d.name for d in reversed(dims))
         if not matches:
             raise ScheduleError(
-                f"{self.describe()} has no dimension named {name}; its loops are (outermost first) {known}: use "
-                "one of these names"
+                f"{directive}({name}): {self.describe()} has no dimension named {name}; its loops are (outermost "
+                f"first) {known}: use one of these names"
             )
         raise ScheduleError(
-            f"the name {name} is ambiguous in {self.describe()}: it matches several of {known}; use the full name"
+            f"{directive}({name}): the name {name} is ambiguous in {self.describe()}: it matches several of "
+            f"{known}; use the full name"
         )
 
     def _check_factor(self, factor: Any, what: str) -> int:
@@ -452,7 +465,7 @@ class Stage:
         factor = self._check_factor(factor, "the split factor")
         if not isinstance(tail, TailStrategy):
             raise ScheduleError(f"the tail of a split in {self.describe()} must be a TailStrategy, got {tail!r}")
-        i = self._dim_index(old)
+        i = self._dim_index(old, "split")
         dims = self.schedule.dims
         old_dim = dims[i]
         outer_name = _qualified(old_dim.name, var_name(outer))
@@ -516,7 +529,7 @@ class Stage:
 
     def fuse(self, inner: Any, outer: Any, fused: Any) -> Stage:
         """Merge two adjacent loops (outer directly outside inner) into one."""
-        i, j = self._dim_index(inner), self._dim_index(outer)
+        i, j = self._dim_index(inner, "fuse"), self._dim_index(outer, "fuse")
         dims = self.schedule.dims
         if j != i + 1:
             outside = dims[i + 1].name if i + 1 < len(dims) else None
@@ -543,7 +556,7 @@ class Stage:
         """Reorder the given loops among their positions; the first given is innermost."""
         if len(names) == 1 and isinstance(names[0], (list, tuple)):
             names = tuple(names[0])
-        idx = [self._dim_index(v) for v in names]
+        idx = [self._dim_index(v, "reorder") for v in names]
         if len(set(idx)) != len(idx):
             raise ScheduleError(f"reorder in {self.describe()} names a dimension twice; name each loop once")
         dims = self.schedule.dims
@@ -566,6 +579,8 @@ class Stage:
             raise ScheduleError(
                 "tile takes (x, y, xo, yo, xi, yi, xfactor, yfactor) or (x, y, xi, yi, xfactor, yfactor)"
             )
+        for v in (x, y):  # a missing loop is refused as tile's, not as the split inside it
+            self._dim_index(v, "tile")
         self.split(x, xo, xi, xf, tail).split(y, yo, yi, yf, tail)
         return self.reorder(xi, yi, xo, yo)
 
@@ -573,13 +588,14 @@ class Stage:
         self, v: Any, for_type: ForType, factor: int | None, what: str, tail: TailStrategy = TailStrategy.AUTO
     ) -> Stage:
         # refused before any split is made, so a refused directive leaves the schedule as it was
-        self._check_mark(self.schedule.dims[self._dim_index(v)], for_type, what)
+        directive = _MARK_DIRECTIVES[for_type]
+        self._check_mark(self.schedule.dims[self._dim_index(v, directive)], for_type, what)
         if factor is not None:
             factor = self._check_factor(factor, f"the {what} factor")
-            i = self._dim_index(v)
+            i = self._dim_index(v, directive)
             self.split(v, v, self._generated_name(), factor, tail)
             v = self.schedule.dims[i].name
-        self.schedule.dims[self._dim_index(v)].for_type = for_type
+        self.schedule.dims[self._dim_index(v, directive)].for_type = for_type
         return self
 
     def _check_mark(self, dim: Dim, for_type: ForType, what: str) -> None:
@@ -643,7 +659,7 @@ class Stage:
                 f"partition({var_name(v)}, ...) in {self.describe()} takes a Partition (Partition.Auto, "
                 f"Partition.Never or Partition.Always), got {policy!r}"
             )
-        self.schedule.dims[self._dim_index(v)].partition = policy
+        self.schedule.dims[self._dim_index(v, "partition")].partition = policy
         return self
 
     def never_partition(self, *names: Any) -> Stage:
@@ -680,7 +696,7 @@ class Stage:
         """Run iterations on several threads; with a task size, split by it first."""
         if task_size is not None:
             task_size = self._check_factor(task_size, "the parallel task size")
-            i = self._dim_index(v)
+            i = self._dim_index(v, "parallel")
             self.split(v, v, self._generated_name(), task_size)
             return self._mark(self.schedule.dims[i + 1].name, ForType.PARALLEL, None, "parallelize")
         return self._mark(v, ForType.PARALLEL, None, "parallelize")
@@ -730,6 +746,8 @@ class Stage:
         blocks = list(args[n : 2 * n]) if has_blocks else [var_name(v) for v in loops]
         threads = list(args[(2 if has_blocks else 1) * n : (3 if has_blocks else 2) * n])
         sizes = list(args[-n:])
+        for v in loops:  # a missing loop is refused as gpu_tile's, not as the split inside it
+            self._dim_index(v, "gpu_tile")
         for v, b, t, size in zip(loops, blocks, threads, sizes, strict=True):
             self.split(v, b, t, size, tail)
         self.reorder(*threads, *blocks)

@@ -3,6 +3,11 @@ checked loads and stores) and compared with the reference evaluator, and the ref
 compared with Halide on a share of the cases.
 
     python tools/fuzz_schedules.py --seed 1 --cases 20000 --time-budget 7200 --out fuzz-results
+    python tools/fuzz_schedules.py --target opencl --time-budget 900 --out gpu-fuzz-results
+
+With `--target opencl` the schedules are GPU schedules (engine/fuzz/gpu.py: gpu_blocks,
+gpu_threads, gpu_tile, gpu_single_thread), compiled for the OpenCL device without checked
+access; a refused case run in Halide (the Halide share) uses Halide's OpenCL target.
 
 Each case runs in a worker process; a crash or a hang costs that case only and is reported
 with its script. Failures are shrunk and written to OUT as standalone reproducers
@@ -32,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-shrink", action="store_true", help="write failing cases without shrinking them")
     parser.add_argument("--out", type=Path, default=Path("fuzz-results"), help="folder for reproducers and summary")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--target", choices=("host", "opencl"), default="host", help="host: CPU schedules; opencl: GPU schedules"
+    )
     args = parser.parse_args(argv)
     campaign = Campaign(
         seed=args.seed,
@@ -44,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         shrink_failures=not args.no_shrink,
         out=args.out,
         progress=not args.quiet,
+        target=args.target,
     )
     summary = campaign.run()
     print(json.dumps({k: v for k, v in summary.items() if k != "refusal_kinds"}, indent=1))

@@ -563,12 +563,14 @@ class _KernelBuilder:
                 raise CompileError(f"buffer `{s.buffer}` is not an argument or an allocation of the OpenCL kernel")
             if s.value.type().lanes != 1:
                 self._vector_store(s, ref[0])
+                em.forget_loads_of(s.buffer)
                 return
             value = em.expr(s.value)
             index = em.index(em.index_of(s.buffer, s.index))
             if s.value.type().is_bool():
                 value = f"(uchar)({value})"
             em.line(f"{ref[0]}[{index}] = {value};")
+            em.forget_loads_of(s.buffer)
         elif isinstance(s, For):
             self._for(s, self._serial)
         elif isinstance(s, IfThenElse):
@@ -889,10 +891,14 @@ class _KernelBuilder:
                 "can compute; compute it at a loop level where its bounds are fixed, or compute it at root"
             )
         c_name = self._fresh(s.name)
-        arg = f"scratch_{sanitize(s.name)}"
-        if any(n == s.name for n, *_ in self.scratch):
-            raise self._error(f"its storage `{s.name}` is allocated twice in one GPU kernel")
-        self.scratch.append((s.name, s.type.element_of(), bound, per_group))
+        # An unrolled loop repeats its body, so one Func's storage may be allocated several
+        # times in a kernel: each copy gets a scratch buffer (and kernel argument) of its own.
+        slot, copy = s.name, 1
+        while any(sanitize(n) == sanitize(slot) for n, *_ in self.scratch):
+            copy += 1
+            slot = f"{s.name}.copy{copy}"
+        arg = f"scratch_{sanitize(slot)}"
+        self.scratch.append((slot, s.type.element_of(), bound, per_group))
         if per_group:
             linear = "(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2)))"
         else:

@@ -20,6 +20,7 @@ from pixelweave.engine.codegen.opencl_vector import VectorExprs, vector_c_type
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Float, Type
+from pixelweave.engine.ir.visit import walk
 from pixelweave.engine.stmt import Broadcast, Load, Ramp
 
 _C_TYPES = {
@@ -201,6 +202,7 @@ class ExprEmitter(VectorExprs):
         self.buffers: dict[str, tuple[str, Type]] = {}
         self.uses_double = False
         self.keep: list[E.Expr] = []
+        self._reading: dict[str, set[int]] = {}  # buffer -> memo keys of temporaries that read it
         self._memo_marks: list[int] = []
         # An index rewrite per buffer (the kernel builder folds the indices of private
         # arrays to constants, so the OpenCL compiler keeps those arrays in registers).
@@ -287,9 +289,22 @@ class ExprEmitter(VectorExprs):
         self.line(f"{c_type(t)} {name} = {text};")
         layer = self.memo[-1]
         if layer is not None:
-            layer[2 * id(e) + self.index_mode] = name
+            key = 2 * id(e) + self.index_mode
+            layer[key] = name
             self.keep.append(e)  # ids stay valid while the node lives
+            for buffer in {n.buffer for n in walk(e) if isinstance(n, Load)}:
+                self._reading.setdefault(buffer, set()).add(key)
         return name
+
+    def forget_loads_of(self, buffer: str) -> None:
+        """A store to buffer: the temporaries that read it are stale. (An unrolled update
+        repeats the very same Load node in each copy of its body; reusing the value loaded
+        before the previous copy's store would lose that store.)"""
+        stale = self._reading.pop(buffer, set())
+        for layer in self.memo:
+            if layer is not None:
+                for key in stale & layer.keys():
+                    del layer[key]
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e: E.Expr) -> str:

@@ -8,6 +8,8 @@ compiled and compared with the reference evaluator (and, on a share, with Halide
 - `driver`: runs many cases in worker processes that may die (crash, hang) without
   stopping the run.
 - `shrink`: reduces a failing case to a small one that fails the same way.
+- `gpu`: the GPU variant of a case (its CPU schedule mapped to GPU blocks and threads),
+  which campaigns with target "opencl" draw.
 
 `tools/fuzz_schedules.py` is the command line; tests/fuzz runs a bounded share in CI.
 """

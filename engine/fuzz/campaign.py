@@ -1,7 +1,8 @@
 """A fuzz campaign: many cases from one seed, counted, with failures shrunk and written out.
 
-Case i of a campaign with seed S is `draw_case(S * 1_000_000 + i)`, so any case can be
-drawn again from its number. Cases shaped like a known bug (known_bugs.py) are counted as
+Case i of a campaign with seed S is `draw_case(S * 1_000_000 + i)` (on target "opencl",
+`draw_gpu_case(S * 1_000_000 + i)`: the same pipeline with a GPU schedule), so any case can
+be drawn again from its number. Cases shaped like a known bug (known_bugs.py) are counted as
 excluded and not run. The summary (summary.json in the output folder) is rewritten as the
 campaign goes, so a run that is stopped still leaves its counts.
 """
@@ -19,6 +20,7 @@ from typing import Any
 from pixelweave.engine.fuzz.cases import Case, draw_case, render_script
 from pixelweave.engine.fuzz.driver import CaseRunner, Request
 from pixelweave.engine.fuzz.execute import FAILURES
+from pixelweave.engine.fuzz.gpu import draw_gpu_case
 from pixelweave.engine.fuzz.known_bugs import known_bug
 from pixelweave.engine.fuzz.shrink import shrink
 
@@ -28,7 +30,7 @@ SEED_STRIDE = 1_000_000
 @dataclass
 class Campaign:
     """The settings of a run (seed, case count, time budget, workers, Halide share, per-case
-    timeout, checked code, shrinking, output folder) and, as it goes, its counts."""
+    timeout, checked code, shrinking, output folder, target) and, as it goes, its counts."""
 
     seed: int = 0
     cases: int = 1000
@@ -40,6 +42,7 @@ class Campaign:
     shrink_failures: bool = True
     out: Path = Path("fuzz-results")
     progress: bool = True
+    target: str = "host"  # "opencl": GPU schedules (gpu.py), compiled unchecked for OpenCL
     counts: Counter = field(default_factory=Counter)
     excluded: Counter = field(default_factory=Counter)
     refusals: Counter = field(default_factory=Counter)
@@ -73,13 +76,20 @@ class Campaign:
                     return None
                 number = self.drawn
                 self.drawn += 1
-                case = draw_case(self.seed * SEED_STRIDE + number, checked=self.checked)
+                case = self.draw(self.seed * SEED_STRIDE + number)
                 bug = known_bug(case)
                 if bug is not None:
                     self.excluded[bug.name] += 1
                     continue
                 self.in_flight += 1
                 return Request(case, halide=bool(self.halide_every) and number % self.halide_every == 0)
+
+    def draw(self, seed: int) -> Case:
+        """Case `seed` of this campaign's target (GPU cases are unchecked: checked access is
+        a CPU feature)."""
+        if self.target == "opencl":
+            return draw_gpu_case(seed)
+        return draw_case(seed, checked=self.checked)
 
     def _out_of_time(self) -> bool:
         return self.time_budget is not None and time.perf_counter() - self.started > self.time_budget
@@ -153,7 +163,8 @@ class Campaign:
         refused = self.counts.get("refused", 0)
         return {
             "seed": self.seed,
-            "checked": self.checked,
+            "target": self.target,
+            "checked": self.checked and self.target == "host",
             "cases_run": ran,
             "cases_drawn": self.drawn,
             "elapsed_seconds": round(elapsed, 1),

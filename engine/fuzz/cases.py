@@ -71,6 +71,7 @@ class Case:
     sizes: list[int]  # [width, height]
     checked: bool = True
     params: dict[str, Any] = field(default_factory=dict)  # Params only specializations read
+    target: str = "host"  # what the case compiles for: "host" or "opencl" (gpu.py's cases)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -442,7 +443,7 @@ def _replayed_loops(
             k = loops.dims.index(v)
             loops.dims[k : k + 1] = [i, o]
             loops.constant.add(i)
-        elif d.kind == "tile":
+        elif d.kind in ("tile", "gpu_tile"):  # the GPU fuzzer's gpu_tile has tile's arguments
             xo, yo, xi, yi = d.args[2:6]
             loops.constant |= {xi, yi}
             rest = [v for v in loops.dims if v not in ("x", "y")]
@@ -456,6 +457,12 @@ def _replayed_loops(
         elif d.kind in ("vectorize", "unroll", "parallel"):
             loops.marked.add(d.args[0])
     return loops
+
+
+def loop_names(directives: list[Directive], func: str, stage: int, pure: list[str], rvars: list[str]) -> list[str]:
+    """The loop names of one stage of func, innermost first, after the directives drawn for
+    it: what a directive added later may name."""
+    return list(_replayed_loops(directives, func, stage, pure, rvars, False).dims)
 
 
 def _stage_loops(stage: Stage, index: int, outputs: list[str], drawn: list[Directive]) -> _Loops:
@@ -837,7 +844,7 @@ def main():
     schedule(funcs, rdoms, params)
     pipeline = pw.Pipeline(outputs)
     inputs = make_inputs()
-    compiled = pipeline.compile(level="fast", checked=CHECKED)
+    compiled = pipeline.compile(TARGET, level="fast", checked=CHECKED)
     if EXPECTED_FAILURES:
         try:
             compiled(SIZES, inputs)
@@ -905,6 +912,7 @@ def render_script(case: Case, title: str = "", with_halide: bool = False) -> str
         "",
         f"SIZES = {case.sizes!r}",
         f"CHECKED = {case.checked!r}",
+        f"TARGET = {case.target!r}",
         f"HALIDE = {with_halide!r}",
         f"RTOL, ATOL = {RTOL!r}, {ATOL!r}",
         f"EXPECTED_FAILURES = {expected_failures(case)!r}",

@@ -90,12 +90,13 @@ def _same(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> str | None:
     return f"{int(bad.sum())} of {a.size} values differ; first at {where}: {a[where]!r} vs {b[where]!r}"
 
 
-def run_case(case: Case, with_halide: bool = False, target: str = "host") -> dict[str, Any]:
-    """Build, schedule, compile (checked if the case says so), run and compare one case.
-    with_halide: compare the reference with Halide, and for a refused case record whether
-    Halide accepts the same schedule ("halide_schedule": "accepted" or "refused")."""
+def run_case(case: Case, with_halide: bool = False, target: str | None = None) -> dict[str, Any]:
+    """Build, schedule, compile (checked if the case says so) for target (the case's own
+    when None), run and compare one case. with_halide: compare the reference with Halide,
+    and for a refused case record whether Halide accepts the same schedule
+    ("halide_schedule": "accepted" or "refused")."""
     start = time.perf_counter()
-    result = _run(case, with_halide, target)
+    result = _run(case, with_halide, target or case.target)
     if with_halide and result["outcome"] == "refused":
         result["halide_schedule"] = _halide_schedule_verdict(case)
     result["seconds"] = round(time.perf_counter() - start, 3)

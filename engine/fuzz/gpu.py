@@ -7,7 +7,8 @@ vectorized loop: OpenCL vector code inside a work-item, or a serial loop there f
 OpenCL has no vector type of), a tile of an output sometimes
 becomes a gpu_tile, and an update without GPU loops sometimes runs in one GPU thread.
 Cases are unchecked: checked access is a CPU feature. compute_with stays (its fused loops
-are mapped like any others, so they may be GPU loops); memoize (CPU only) and
+are mapped like any others, so they may be GPU loops); memoize, fold_storage and
+hoist_storage (CPU only: refused at once on OpenCL, they would only waste cases) and
 specializations are left out.
 """
 
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import random
 
-from pixelweave.engine.fuzz.cases import Case, Directive, draw_case, without_newer_directives
+from pixelweave.engine.fuzz.cases import Case, Directive, draw_case, loop_names, without_newer_directives
+
+CPU_ONLY = ("fold_storage", "hoist_storage", "hoist_storage_root")
 
 
 def draw_gpu_case(seed: int) -> Case:
@@ -24,6 +27,8 @@ def draw_gpu_case(seed: int) -> Case:
     rng = random.Random(seed * 7919 + 1)
     directives: list[Directive] = []
     for d in case.directives:
+        if d.kind in CPU_ONLY:
+            continue
         if d.kind == "parallel":
             directives.append(Directive(d.func, d.stage, "gpu_blocks", list(d.args)))
         elif d.kind == "vectorize" and len(d.args) == 1 and rng.random() < 0.7:
@@ -42,21 +47,11 @@ def draw_gpu_case(seed: int) -> Case:
         if stage.rvars and (stage.name, 1) not in marked and rng.random() < 0.4:
             directives.append(Directive(stage.name, 1, "gpu_single_thread", []))
     case.directives = directives
+    case.target = "opencl"
     return case
 
 
 def _outermost(directives: list[Directive], func: str) -> str:
-    """The outermost pure loop of func's pure definition after its reshaping directives."""
-    outer = "y"
-    for d in directives:
-        if d.func != func or d.stage != 0:
-            continue
-        if d.kind == "split" and d.args[0] == outer:
-            outer = d.args[1]
-        elif d.kind in ("tile", "gpu_tile") and d.args[1] == outer:
-            outer = d.args[3]
-        elif d.kind == "fuse" and outer in d.args[:2]:
-            outer = d.args[2]
-        elif d.kind == "reorder":
-            outer = d.args[-1]
-    return outer
+    """The outermost loop of func's pure definition after its reshaping directives (a split,
+    tile, gpu_tile or fuse may have replaced x and y)."""
+    return loop_names(directives, func, 0, ["x", "y"], [])[-1]

@@ -97,6 +97,22 @@ def apply_directive(
         stage.compute_with(target, _loop(hl, rdoms, parent, var), getattr(hl.LoopAlignStrategy, align))
     elif d.kind == "memoize":
         f.memoize()
+    elif d.kind.startswith("gpu_"):
+        _apply_gpu_directive(hl, stage, d, v)
+    else:
+        raise ValueError(f"no Halide mapping for directive {d.kind}")
+
+
+def _apply_gpu_directive(hl: Any, stage: Any, d: Directive, v: Any) -> None:
+    """The GPU fuzzer's directives (gpu.py); its gpu_tile has tile's arguments."""
+    args = d.args
+    if d.kind in ("gpu_blocks", "gpu_threads"):
+        getattr(stage, d.kind)(*[v(a) for a in args])
+    elif d.kind == "gpu_tile":
+        x, y, bx, by, tx, ty, fx, fy, tail = args
+        stage.gpu_tile(v(x), v(y), v(bx), v(by), v(tx), v(ty), fx, fy, getattr(hl.TailStrategy, TAILS[tail]))
+    elif d.kind == "gpu_single_thread":
+        stage.gpu_single_thread()
     else:
         raise ValueError(f"no Halide mapping for directive {d.kind}")
 
@@ -128,8 +144,15 @@ def _realize_in_halide(
         for d in directives:
             apply_directive(hl, funcs, rdoms, d, handles)
         set_halide_inputs(hl, handles, inputs)
-        result = hl.Pipeline(list(outputs)).realize(list(case.sizes))
+        pipeline = hl.Pipeline(list(outputs))
+        if case.target == "opencl":  # a GPU case runs on Halide's OpenCL target
+            target = hl.get_host_target().with_feature(hl.TargetFeature.OpenCL)
+            result = pipeline.realize(list(case.sizes), target)
+        else:
+            result = pipeline.realize(list(case.sizes))
         buffers = [result] if len(outputs) == 1 else [result[i] for i in range(len(outputs))]
+        for b in buffers:
+            b.copy_to_host()  # a no-op for host buffers
         return [requested_window(b, case.sizes) for b in buffers], ""
     except Exception as err:  # Halide raises RuntimeError/ValueError for refused schedules
         return None, f"{type(err).__name__}: {err}"
