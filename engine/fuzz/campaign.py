@@ -51,6 +51,7 @@ class Campaign:
     # directive kind -> outcomes of the cases that have it (what share a refusal stopped)
     directive_outcomes: dict[str, Counter] = field(default_factory=dict)
     refused_halide_accepts: list[int] = field(default_factory=list)  # seeds of such refusals
+    halide_crashes: list[int] = field(default_factory=list)  # seeds on which Halide's JIT died
     started: float = 0.0
     drawn: int = 0
     in_flight: int = field(default=0, init=False)  # cases handed to workers, not yet counted
@@ -122,7 +123,10 @@ class Campaign:
                 self.refused_halide_accepts.append(request.case.seed)
             elif result.get("halide_schedule") == "refused":
                 self.halide["refused, halide refuses too"] += 1
-        if request.halide:
+        if result.get("halide_crashed"):
+            self.halide["halide crashed (its JIT, on the case's schedule)"] += 1
+            self.halide_crashes.append(request.case.seed)
+        elif request.halide:
             self.halide["same" if result.get("halide") == "same" else "refused by halide"] += (
                 1 if outcome == "ok" else 0
             )
@@ -177,6 +181,7 @@ class Campaign:
             "refusal_kinds": dict(self.refusals.most_common(40)),
             "directive_outcomes": {k: dict(v) for k, v in sorted(self.directive_outcomes.items())},
             "refused_but_halide_accepts": self.refused_halide_accepts[:100],
+            "halide_crashed_on": self.halide_crashes[:100],
             "failure_list": list(self.failures),
         }
 

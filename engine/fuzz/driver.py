@@ -90,6 +90,7 @@ class _Worker:
             "message": f"the worker process died (exit status {code}{_signal_name(code)})"
             + (f"; where:\n{stack}" if stack else ""),
             "seconds": round(time.perf_counter() - start, 3),
+            "in_halide": _in_halide(stack),
         }
 
     def _fatal_stack(self, limit: int = 4000) -> str:
@@ -111,6 +112,15 @@ class _Worker:
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 stream.close()
+
+
+# Where the worker runs Halide (the oracle), never Pixelweave's own compiled code.
+HALIDE_FRAMES = ("fuzz/halide_schedule.py", "in _compare_with_halide")
+
+
+def _in_halide(stack: str) -> bool:
+    """Whether a fatal-signal report shows the worker inside the Halide comparison."""
+    return any(frame in stack for frame in HALIDE_FRAMES)
 
 
 def _signal_name(code: int) -> str:
@@ -152,6 +162,13 @@ class CaseRunner:
         self.done_in_worker += 1
         if result["outcome"] in ("crash", "hang"):
             self.close()
+        if result["outcome"] == "crash" and request.halide and result.pop("in_halide", False):
+            # Halide's own JIT died on the schedule (it checks less than Pixelweave refuses):
+            # the case's verdict is Pixelweave's, so run it again without the comparison.
+            again = self.run(Request(request.case, halide=False))
+            again["halide_crashed"] = result["message"][:2000]
+            return again
+        result.pop("in_halide", None)
         return result
 
     def close(self) -> None:

@@ -108,6 +108,32 @@ def test_a_worker_that_dies_is_a_crash_and_the_run_goes_on():
     assert 'File "<string>", line 5 in <module>' in first["message"]
 
 
+def test_halide_dying_on_the_schedule_is_not_a_pixelweave_crash():
+    """The oracle's own JIT may die on a schedule Pixelweave refuses (a race it does not
+    check): the case runs again without the comparison, and its verdict is Pixelweave's."""
+    code = textwrap.dedent(
+        """
+        import json, os, signal, sys
+        print("ready", flush=True)
+
+        def _compare_with_halide():
+            os.kill(os.getpid(), signal.SIGSEGV)
+
+        for line in sys.stdin:
+            if json.loads(line)["halide"]:
+                _compare_with_halide()
+            print(json.dumps({"outcome": "refused", "message": "ScheduleError: a race"}), flush=True)
+        """
+    )
+    with CaseRunner(command=(sys.executable, "-c", code)) as r:
+        result = r.run(Request(draw_case(1), halide=True))
+        assert result["outcome"] == "refused"
+        assert "SIGSEGV" in result["halide_crashed"] and "_compare_with_halide" in result["halide_crashed"]
+        dead = CaseRunner(command=_fake_worker("os.kill(os.getpid(), signal.SIGSEGV)"))
+        with dead:  # a death outside Halide stays a crash, comparison or not
+            assert dead.run(Request(draw_case(1), halide=True))["outcome"] == "crash"
+
+
 def test_a_silent_worker_is_a_hang():
     with CaseRunner(timeout=1.0, command=_fake_worker("time.sleep(60)")) as r:
         result = r.run(Request(draw_case(1)))
