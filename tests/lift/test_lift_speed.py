@@ -196,3 +196,40 @@ def test_a_widened_lookup_table_is_still_proved_by_z3():
 
     result = prove(lift_c(CORPUS / "pipelines.c", "equalize_lut"))
     assert result.applicable and result.held
+
+
+@pytest.mark.parametrize("threshold", [None, 1], ids=["serial", "parallel"])
+def test_a_pass_too_small_to_share_runs_serially_and_a_large_one_in_strips_in_parallel(monkeypatch, threshold):
+    """The SSE2 kernels (a few megabytes, a few operations per pixel) lost to the C with their
+    strips handed to the thread pool; the schedule now runs a call whose estimated work is
+    small serially and a large one in parallel, chosen at run time from the input sizes.
+    Both versions give the original's bytes (threshold 1: every call counts as large)."""
+    from pixelweave.nodes.lift import schedule
+
+    if threshold is not None:
+        monkeypatch.setattr(schedule, "PARALLEL_WORK_BYTES", threshold)
+    path = CORPUS / "sse2.c"
+    lift = lift_c(path, "sse2_multiply")
+    schedule_lifted(lift.engine)
+    nest = lift.engine.pipeline.loop_nest()
+    large, small = nest.split("else:")
+    assert "parallel row.out_strip" in large  # the specialization: large work
+    assert "for row.out_strip" in small and "parallel" not in small  # otherwise serial
+    scalars = _scalars(lift, 83, 70)
+    buffers = allocate(lift, np.random.default_rng(7), scalars, lift.lifted.ranges)
+    theirs = {k: v.copy() for k, v in buffers.items()}
+    ours = {k: v.copy() for k, v in buffers.items()}
+    call_original(compile_original(path), lift, scalars, theirs)
+    lift.engine.run(ours, scalars)
+    for key in buffers:
+        assert np.array_equal(theirs[key], ours[key]), key
+    estimate = schedule.worth_parallel(lift.engine, "out")
+    assert "a.extent.0" in str(estimate) and "b.extent.1" in str(estimate)
+
+
+def test_the_work_estimate_counts_operations_per_element():
+    from pixelweave.nodes.lift.schedule import element_cost
+
+    copy = lift_c(CORPUS / "blend16.c", "blend_normal_plane16")
+    overlay = lift_c(CORPUS / "blend16.c", "blend_overlay_plane16_mask")
+    assert element_cost(copy.lifted, "out") <= 1 < 10 < element_cost(overlay.lifted, "out")
