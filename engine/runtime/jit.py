@@ -702,10 +702,14 @@ class CompiledPipeline:
             if name in given:
                 raise InputError(f"argument `{name}` is given twice")
             given[name] = value
-        for name in list(given) + list(mins or {}):
-            if name not in self._argument_names:
-                choices = ", ".join(a.name for a in self.arguments) or "none"
-                raise InputError(f"`{name}` is not an argument of pipeline `{self.name}` (its arguments: {choices})")
+        names = self._argument_names
+        if not names.issuperset(given) or (mins and not names.issuperset(mins)):
+            for name in [*given, *(mins or {})]:
+                if name not in names:
+                    choices = ", ".join(a.name for a in self.arguments) or "none"
+                    raise InputError(
+                        f"`{name}` is not an argument of pipeline `{self.name}` (its arguments: {choices})"
+                    )
         argv, keep_alive = self._argument_block.pack(given, mins)
         context = ctypes.create_string_buffer(self._context_bytes)  # this call's message and profile
         start = time.perf_counter()

@@ -35,6 +35,8 @@ def _descriptor_bytes(address: int, dimensions: int) -> tuple[bytes, bytes, int]
 ARRAYS = [
     (np.arange(12, dtype=np.uint8).reshape(3, 4), UInt(8), None),
     (np.zeros((1, 7), np.uint16), UInt(16), [3, -2]),  # an axis of extent 1
+    (np.arange(20, dtype=np.int16).reshape(4, 5), Int(16), [0, 0]),  # 2-D at the origin: the shortest path
+    (np.zeros((3, 2), np.uint8), UInt(8), [0, 1]),  # 2-D, not at the origin
     (np.zeros((5, 1), np.int32), Int(32), None),
     (np.zeros((2, 3, 4), np.float32), Float(32), [1, 2, 3]),
     (np.zeros(9, np.float64), Float(64), [-4]),
