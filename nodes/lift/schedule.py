@@ -8,9 +8,9 @@ schedule follows from that:
 
 - outputs: strips of rows in parallel (a few rows per task, so the task overhead stays small
   beside the work) when a call's estimated work pays for handing strips to the thread pool,
-  serially otherwise (a specialization on the input images' sizes), columns vectorized as wide as the element type fills a 512-bit register
-  (32 lanes for 8- and 16-bit pixels, which narrowing.py computes in 16 bits; 16 lanes for
-  32-bit ones);
+  serially otherwise (a specialization on the input images' sizes), columns vectorized as
+  wide as the element type fills a 512-bit register (32 lanes for 8- and 16-bit pixels,
+  which narrowing.py computes in 16 bits; 16 lanes for 32-bit ones);
 - earlier versions of an output buffer: inlined into the next version (each is read at the
   pixel it computes; a buffer of the whole image and a second pass over it would cost more);
 - lookup tables (an 8-bit input indexed by pixel values): widened to 32 bits once per

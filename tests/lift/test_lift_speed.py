@@ -58,6 +58,9 @@ SCHEDULED = [
     ("pipelines.c", "max_image16"),  # a returned maximum
     ("pipelines.c", "equalize_lut"),  # a lookup table widened to 32 bits, gathered
     ("blend16.c", "blend_difference_plane16_mask"),  # 64-bit arithmetic computed in 32 bits
+    ("filters.c", "box_horizontal3"),  # a border C leaves alone: the column test innermost
+    ("filters.c", "box3x3"),  # a border on every side
+    ("sse2.c", "sse2_box3_horizontal16"),  # a main loop and a tail, both past a border
 ]
 
 
@@ -233,3 +236,18 @@ def test_the_work_estimate_counts_operations_per_element():
     copy = lift_c(CORPUS / "blend16.c", "blend_normal_plane16")
     overlay = lift_c(CORPUS / "blend16.c", "blend_overlay_plane16_mask")
     assert element_cost(copy.lifted, "out") <= 1 < 10 < element_cost(overlay.lifted, "out")
+
+
+def test_a_border_test_on_columns_is_innermost_and_a_test_every_store_shares_is_gone():
+    """C that leaves the first and last columns alone (box_horizontal3) made one select of
+    the row and column tests, which loop partitioning cannot solve for the columns alone:
+    every vector of the steady state tested both and loaded the output's previous contents.
+    The column test is now its own, innermost select (partitioned away in the steady state)
+    and the row range every store shares, the rows the output is realized over, is dropped."""
+    lift = lift_c(CORPUS / "filters.c", "box_horizontal3")
+    text = str(lift.engine.outputs["dst"].value())
+    assert text.startswith("select((((col + -1) >= 0)") and "row >= 0" not in text
+    box = str(lift_c(CORPUS / "filters.c", "box3x3").engine.outputs["dst"].value())
+    row_test, col_test = box.index("(row + -1) >= 0"), box.index("(col + -1) >= 0")
+    assert row_test < col_test  # the row test outside (its rows start at 1: it stays)
+    assert differential(lift, trials=4).held
