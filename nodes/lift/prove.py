@@ -116,27 +116,36 @@ class _Context:
     def obligations(self, version, engine_value: E.Expr):
         """(what, C side, engine side) pairs whose equality proves the stage: the store
         conditions and values of each piece, and the fallback to the previous version."""
-        from pixelweave.nodes.lift.to_engine import dropped_conditions
+        from pixelweave.nodes.lift.to_engine import dropped_conditions, rows_of_every_store, split_conditions
 
         b = self.lifted.buffers[version.buffer]
         row, col = self.var("row"), self.var("col")
         if dropped_conditions(self.lifted, version):
             yield ("the stored value", self.c(S.cast(b.elem, version.pieces[0].value)), self.engine(engine_value))
             return
+        # A row range every store of the buffer shares is where the Func is realized: it
+        # holds there, and the engine definition leaves it out.
+        whole_rows = rows_of_every_store(self.lifted, version.buffer)
         e = engine_value
         for i, piece in reversed(list(enumerate(version.pieces))):
-            cond = None
-            for c in piece.conditions.values():
-                cond = self.c(c) if cond is None else z3.And(cond, self.c(c))
+            by_column, others = split_conditions(piece, whole_rows)
             value = self.c(S.cast(b.elem, piece.value))
-            if cond is None:
+            if not by_column and not others:
                 yield (f"the value of store {i + 1}", value, self.engine(e))
                 return
-            if not isinstance(e, E.Select):
-                raise ValueError("the engine definition does not follow the pieces")
-            yield (f"the condition of store {i + 1}", cond, self.engine(e.cond))
-            yield (f"the value of store {i + 1}", value, self.engine(e.true_value))
-            e = e.false_value
+            conditions, rest = [], None
+            for group in (others, by_column):  # the outer select, then the inner one
+                if not group:
+                    continue
+                if not isinstance(e, E.Select) or (rest is not None and not e.false_value.same_as(rest)):
+                    raise ValueError("the engine definition does not follow the pieces")
+                conditions.append(e.cond)
+                e, rest = e.true_value, e.false_value
+            cond = z3.And(*[self.c(c) for c in others + by_column])
+            engine_cond = z3.And(*[self.engine(c) for c in conditions])
+            yield (f"the condition of store {i + 1}", cond, engine_cond)
+            yield (f"the value of store {i + 1}", value, self.engine(e))
+            e = rest
         fallback = self.read(self.lifted.versions[version.previous].tag, row, col)
         yield ("the unwritten elements", fallback, self.engine(e))
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 from pixelweave.nodes.lift import symbolic as S
-from pixelweave.nodes.lift.model import Lifted, Version
+from pixelweave.nodes.lift.model import Lifted, Piece, Version
 from pixelweave.nodes.lift.narrowing import Narrower, worth_narrowing
 from pixelweave.nodes.lift.stages import COL, ROW
 from pixelweave.nodes.lift.symbolic import Tree
@@ -188,7 +188,7 @@ class _Builder:
             return
         previous = self.version(v.previous)
         value = previous[tuple(args[:2] + ([] if not prev_v.dims else args[2:]))]
-        whole_rows = _rows_of_every_store(self.l, v.buffer)
+        whole_rows = rows_of_every_store(self.l, v.buffer)
         for piece in v.pieces:
             piece_value = self.stored(b.elem, piece.value)
             # Tests of the column innermost, each group of tests its own select: loop
@@ -196,8 +196,7 @@ class _Builder:
             # for the loop's variable, so the columns' steady state drops the column test
             # and the rows' the row test (one select of both stays in every iteration, and
             # reads the previous contents where C leaves them, such as a stencil's border).
-            by_column = [c for c in piece.conditions.values() if COL in S.symbols(c)]
-            others = [c for c in piece.conditions.values() if COL not in S.symbols(c) and c != whole_rows]
+            by_column, others = split_conditions(piece, whole_rows)
             inner = self.all_of(by_column)
             if inner is not None:
                 piece_value = pw.select(inner, piece_value, value)
@@ -411,7 +410,15 @@ def dropped_conditions(lifted: Lifted, v: Version) -> bool:
     return single and prev_initial and (b.initial == "undefined" or _starts_at_zero(v.pieces[0].conditions))
 
 
-def _rows_of_every_store(lifted: Lifted, buffer: str) -> Tree | None:
+def split_conditions(piece: Piece, whole_rows: Tree | None) -> tuple[list[Tree], list[Tree]]:
+    """A piece's conditions as (those on the column, the others), leaving out `whole_rows`
+    (rows_of_every_store): the engine definition's inner and outer selects."""
+    by_column = [c for c in piece.conditions.values() if COL in S.symbols(c)]
+    others = [c for c in piece.conditions.values() if COL not in S.symbols(c) and c != whole_rows]
+    return by_column, others
+
+
+def rows_of_every_store(lifted: Lifted, buffer: str) -> Tree | None:
     """The row range [0, n) that every store into a buffer is made over, if one is: then the
     buffer's written rows (what its Func is realized over) are exactly [0, n), the test
     always holds there and is left out. A per-row test stays in every vector of the row

@@ -251,3 +251,17 @@ def test_a_border_test_on_columns_is_innermost_and_a_test_every_store_shares_is_
     row_test, col_test = box.index("(row + -1) >= 0"), box.index("(col + -1) >= 0")
     assert row_test < col_test  # the row test outside (its rows start at 1: it stays)
     assert differential(lift, trials=4).held
+
+
+@pytest.mark.parametrize(
+    ("file", "name"),
+    [("filters.c", "box_horizontal3"), ("filters.c", "box3x3"), ("sse2.c", "sse2_box3_horizontal16"),
+     ("sse2.c", "sse2_average"), ("point.c", "swap_rb")],
+)  # fmt: skip
+def test_z3_follows_the_nested_selects_of_the_pieces(file: str, name: str):
+    """The proof walks the engine definition select by select: the column test inside, the
+    other tests outside, a row range every store shares left out on both sides."""
+    from pixelweave.nodes.lift.prove import prove
+
+    result = prove(lift_c(CORPUS / file, name))
+    assert result.applicable and result.held, result.detail
