@@ -171,3 +171,32 @@ def test_compiled_call_checks_every_call(rng) -> None:
     np.testing.assert_array_equal(
         result, realize_reference(pipeline, [6, 5], {"image": shifted, "gain": 2}, mins=[1, 0])
     )
+
+
+def test_the_common_call_refuses_what_the_general_path_refuses(rng) -> None:
+    """`fn(sizes, inputs, out=array)` with plain arguments takes Compiled's one-pass path;
+    anything unusual about the sizes or the out= array falls back to the general path and
+    its messages, and both write the same values into the array they return."""
+    pipeline, _, _ = _gain_pipeline()
+    fn = pipeline.compile()
+    data = rng.integers(0, 256, (5, 7), dtype=np.uint8)
+    inputs = {"image": data, "gain": 4}
+    out = np.zeros((5, 7), np.int32)
+    assert fn([7, 5], inputs, out=out) is out
+    expected = realize_reference(pipeline, [7, 5], inputs)
+    np.testing.assert_array_equal(out, expected)
+    general = np.zeros((5, 7), np.int32)
+    assert fn((np.int64(7), 5), inputs, out=general) is general  # not a list of ints: the general path
+    np.testing.assert_array_equal(general, expected)
+    with pytest.raises(InputError, match="must have shape"):
+        fn([7, 5], inputs, out=np.zeros((4, 7), np.int32))
+    with pytest.raises(InputError, match="dtype int32"):
+        fn([7, 5], inputs, out=np.zeros((5, 7), np.int64))
+    read_only = np.zeros((5, 7), np.int32)
+    read_only.flags.writeable = False
+    with pytest.raises(InputError, match="read-only"):
+        fn([7, 5], inputs, out=read_only)
+    with pytest.raises(InputError, match="negative"):
+        fn([-7, 5], inputs, out=out)
+    with pytest.raises(InputError, match="2 dimensions, but 1 size was given"):
+        fn([7], inputs, out=out)
