@@ -188,6 +188,9 @@ class _Builder:
             return
         previous = self.version(v.previous)
         value = previous[tuple(args[:2] + ([] if not prev_v.dims else args[2:]))]
+        if stores_what_previous_stores(self.l, v):
+            f[tuple(args)] = value  # every store repeats the previous version's value
+            return
         whole_rows = rows_of_every_store(self.l, v.buffer)
         for piece in v.pieces:
             piece_value = self.stored(b.elem, piece.value)
@@ -408,6 +411,24 @@ def dropped_conditions(lifted: Lifted, v: Version) -> bool:
     prev_initial = prev_v.kind == "initial" and b.initial in ("image", "undefined", "zero")
     single = len(v.pieces) == 1 and "predicate" not in v.pieces[0].conditions
     return single and prev_initial and (b.initial == "undefined" or _starts_at_zero(v.pieces[0].conditions))
+
+
+def stores_what_previous_stores(lifted: Lifted, v: Version) -> bool:
+    """Whether a stage stores, wherever it stores, what the previous version (one store over
+    the whole buffer) already holds there: the scalar tail loop after an SSE2 loop computes
+    the same value at its pixels as the vector loop's, which the vector loop's version
+    already covers. The stage is then the previous version; otherwise the main region's
+    select computed both values in every vector (loop partitioning keeps only the side of
+    a select its test takes, here the tail). Proved by z3 for integer stores."""
+    from pixelweave.nodes.lift.prove import same_stored_value
+
+    prev_v = lifted.versions.get(v.previous) if v.previous else None
+    if v.kind != "pure" or v.dims or prev_v is None or prev_v.kind != "pure" or prev_v.dims:
+        return False
+    if len(prev_v.pieces) != 1 or not dropped_conditions(lifted, prev_v):
+        return False
+    elem = lifted.buffers[v.buffer].elem
+    return all(same_stored_value(lifted, elem, piece.value, prev_v.pieces[0].value) for piece in v.pieces)
 
 
 def split_conditions(piece: Piece, whole_rows: Tree | None) -> tuple[list[Tree], list[Tree]]:

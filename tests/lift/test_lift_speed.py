@@ -265,3 +265,32 @@ def test_z3_follows_the_nested_selects_of_the_pieces(file: str, name: str):
 
     result = prove(lift_c(CORPUS / file, name))
     assert result.applicable and result.held, result.detail
+
+
+def test_a_tail_loop_that_repeats_the_main_loops_value_is_the_main_loops_stage(tmp_path):
+    """An SSE2 loop then a scalar tail: z3 proves the tail stores what the vector loop's
+    stage (over the whole row) holds, so the tail's stage is that stage; the select between
+    them computed both values in every vector of the main region. A tail that stores
+    something else keeps its select."""
+    from pixelweave.nodes.lift.prove import prove
+
+    lift = lift_c(CORPUS / "sse2.c", "sse2_add_saturate")
+    assert str(lift.engine.funcs["out@2"].value()) == "out_v1(col, row)"
+    assert prove(lift).held and differential(lift, trials=4).held
+    path = _write(
+        tmp_path,
+        """
+void k(const uint8_t *a, uint8_t *out, int width, int height, int rowBytes) {
+    for (int y = 0; y < height; y++) {
+        int x = 0;
+        for (; x + 16 <= width; x += 16)
+            for (int i = 0; i < 16; i++) out[y * rowBytes + x + i] = (uint8_t)(a[y * rowBytes + x + i] + 1);
+        for (; x < width; x++) out[y * rowBytes + x] = (uint8_t)(a[y * rowBytes + x] + 2);
+    }
+}
+""",
+    )
+    other = lift_c(path, "k")
+    stages = [str(f.value()) for tag, f in other.engine.funcs.items() if tag.startswith("out@") and tag != "out@0"]
+    assert any(text.startswith("select(") for text in stages)  # the tail's +2 stays its own
+    assert differential(other, trials=6).held
