@@ -51,6 +51,7 @@ class Compiled:
         self.compile_seconds = lower_seconds + native.compile_seconds
         self.output_names = [a.name for a in native.arguments if a.is_output]
         self._outputs = [a for a in native.arguments if a.is_output]
+        self._output_dtype = self._outputs[0].type.numpy() if self._outputs else None
         self._input_names: frozenset[str] | None = None  # _plain_arguments' view of the inputs, made once
         self._images: list[tuple[Any, str, np.dtype, int]] = []
         self._params: list[tuple[Any, Any, int, int]] = []
@@ -97,6 +98,18 @@ class Compiled:
     ) -> np.ndarray | list[np.ndarray]:
         """`mins` moves the computed domain to [mins, mins + sizes) (0 by default); inputs
         given as `Buffer`s are read over their own mins."""
+        if mins is None and type(out) is np.ndarray and len(self._outputs) == 1:
+            given = self._common_call(sizes, inputs, out)
+            if given is not None:
+                try:
+                    self.native.call_named(given)
+                except RuntimeFailure as failure:  # as the general path below explains it
+                    images, params = resolve_inputs(self.pipeline, inputs)
+                    windows = self._written_windows(sizes, params, images)
+                    if windows is None:
+                        raise
+                    raise RuntimeFailure(f"{failure}; {_beyond_out(windows, sizes)}") from None
+                return out
         plain = self._plain_arguments(inputs)
         if plain is not None:
             args, buffer_mins = plain
@@ -129,6 +142,27 @@ class Compiled:
                 raise RuntimeFailure(f"{failure}; {_beyond_out(windows, sizes)}") from None
             outputs = self._run_over(windows, sizes, args, buffer_mins)
         return outputs[0] if len(outputs) == 1 else outputs
+
+    def _common_call(self, sizes: Any, inputs: dict[str, Any] | None, out: np.ndarray) -> dict[str, Any] | None:
+        """The native call's arguments for the most common call, checked in one pass: plain
+        inputs (_plain_arguments), sizes as a list of non-negative ints, one output written
+        into an `out=` array of its shape and dtype. None for anything else, which the
+        general path handles (and refuses with its messages). A call of a pipeline on a
+        small image spent as long in the general path's checks as in the generated code."""
+        output = self._outputs[0]
+        if type(sizes) is not list or len(sizes) != output.dimensions:
+            return None
+        for size in sizes:
+            if type(size) is not int or size < 0:
+                return None
+        if out.shape != tuple(reversed(sizes)) or out.dtype != self._output_dtype or not out.flags.writeable:
+            return None
+        plain = self._plain_arguments(inputs)
+        if plain is None:
+            return None
+        given = plain[0]
+        given[output.name] = out
+        return given
 
     def _plain_arguments(self, inputs: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, list[int]]] | None:
         """(arguments, buffer mins) without resolve_inputs' general work, for the common call

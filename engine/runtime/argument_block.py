@@ -87,6 +87,26 @@ class ArgumentBlock:
                 self._scalar_packers.append(struct.Struct("<" + _SCALAR_FORMATS[(a.type.code, a.type.bits)]))
                 offset += 8
         self.size = offset
+        # Per argument, everything a call reads, in one tuple: attribute lookups on the
+        # Argument and its Type cost as much as the packing itself on a small image.
+        self._plan = [
+            (
+                a.name,
+                a.is_buffer(),
+                self._offsets[i],
+                a.dimensions,
+                a.is_output,
+                self._dtypes[i],
+                self._buffer_packers[i],
+                TYPE_CODES[a.type.code] if a.is_buffer() else 0,
+                a.type.bits,
+                self._scalar_packers[i],
+                *self._int_ranges[i],
+                self._floats[i],
+                not a.is_buffer() and a.type.is_bool(),
+            )
+            for i, a in enumerate(self.arguments)
+        ]
 
     def pack(
         self,
@@ -99,35 +119,35 @@ class ArgumentBlock:
         base = ctypes.addressof(block)
         keep_alive: list[Any] = []
         addresses = []
-        for i, a in enumerate(self.arguments):
+        for i, (name, is_buffer, offset, _, _, _, _, _, _, packer, lo, hi, is_float, is_bool) in enumerate(self._plan):
             try:
-                value = given[a.name]
+                value = given[name]
             except KeyError:
-                raise InputError(f"no value given for {'output' if a.is_output else 'argument'} `{a.name}`") from None
-            offset = self._offsets[i]
-            if a.is_buffer():
-                arg_mins = mins.get(a.name) if mins else None
+                a = self.arguments[i]
+                raise InputError(f"no value given for {'output' if a.is_output else 'argument'} `{name}`") from None
+            if is_buffer:
+                arg_mins = mins.get(name) if mins else None
                 if self._pack_array(block, base, i, value, arg_mins):
                     keep_alive.append(value)
                     addresses.append(base + offset)
                     continue
+                a = self.arguments[i]
                 desc = describe_array(
-                    value, name=a.name, type=a.type, dimensions=a.dimensions, mins=arg_mins, output=a.is_output
+                    value, name=name, type=a.type, dimensions=a.dimensions, mins=arg_mins, output=a.is_output
                 )
                 keep_alive.append(desc)
                 addresses.append(desc.address)
             else:
-                lo, hi = self._int_ranges[i]
                 kind = type(value)
-                if (kind is int and lo <= value <= hi) or (kind is float and self._floats[i]):
+                if (kind is int and lo <= value <= hi) or (kind is float and is_float):
                     checked = value  # the common cases, checked at once
                 else:
-                    checked = check_scalar(a.name, a.type, value)
-                packer = self._scalar_packers[i]
+                    a = self.arguments[i]
+                    checked = check_scalar(name, a.type, value)
                 try:
-                    packer.pack_into(block, offset, int(bool(checked)) if a.type.is_bool() else checked)
+                    packer.pack_into(block, offset, int(bool(checked)) if is_bool else checked)
                 except struct.error:  # check_scalar accepted it, so ctypes decides as before
-                    scalar = scalar_argument(a.name, a.type, value)
+                    scalar = scalar_argument(name, self.arguments[i].type, value)
                     ctypes.memmove(base + offset, ctypes.addressof(scalar), ctypes.sizeof(scalar))
                 addresses.append(base + offset)
         if addresses:
@@ -137,22 +157,29 @@ class ArgumentBlock:
     def _pack_array(self, block: ctypes.Array, base: int, i: int, array: Any, mins: Sequence[int] | None) -> bool:
         """Write argument i's descriptor for an array that needs neither a copy nor a message;
         False (nothing written) for any other value, which the general path then handles."""
-        a = self.arguments[i]
-        if type(array) is not np.ndarray or array.dtype != self._dtypes[i] or array.ndim != a.dimensions:
+        _, _, offset, d, is_output, dtype, packer, code, bits, *_ = self._plan[i]
+        if type(array) is not np.ndarray or array.dtype != dtype or array.ndim != d:
             return False
         flags = array.flags
-        if not (flags.c_contiguous and flags.aligned) or (a.is_output and not flags.writeable):
+        if not (flags.c_contiguous and flags.aligned) or (is_output and not flags.writeable):
             return False
-        if not 0 < array.size <= INT32_MAX:
+        size = array.size
+        if not 0 < size <= INT32_MAX:
             return False
-        d = a.dimensions
+        shape = array.shape
+        if d == 2 and (mins is None or (len(mins) == 2 and mins[0] == 0 and mins[1] == 0)):  # at the origin
+            rows, cols = shape
+            packer.pack_into(
+                block, offset, array.ctypes.data, code, bits, 2, 0, base + offset + _BUFFER_HEAD.size,
+                0, cols, 1, 0, 0, rows, cols, 0,
+            )  # fmt: skip
+            return True
         if mins is None:
             mins = (0,) * d
         elif len(mins) != d:
             return False
         fields: list[int] = []
         stride = 1
-        shape = array.shape
         for axis in range(d - 1, -1, -1):  # dimension 0 is the last axis
             extent = shape[axis]
             m = int(mins[d - 1 - axis])
@@ -160,16 +187,5 @@ class ArgumentBlock:
                 return False
             fields += (m, extent, stride, 0)
             stride *= extent
-        offset = self._offsets[i]
-        self._buffer_packers[i].pack_into(
-            block,
-            offset,
-            array.ctypes.data,
-            TYPE_CODES[a.type.code],
-            a.type.bits,
-            d,
-            0,
-            base + offset + _BUFFER_HEAD.size,
-            *fields,
-        )
+        packer.pack_into(block, offset, array.ctypes.data, code, bits, d, 0, base + offset + _BUFFER_HEAD.size, *fields)
         return True

@@ -17,7 +17,10 @@ import z3
 from pixelweave.engine.ir import expr as E
 from pixelweave.nodes.lift import symbolic as S
 from pixelweave.nodes.lift.c_lift import CLift
+from pixelweave.nodes.lift.model import Lifted
 from pixelweave.nodes.lift.stages import COL, ROW
+from pixelweave.nodes.lift.symbolic import Tree
+from pixelweave.nodes.lift.to_engine import LiftedPipeline
 
 BITS = 32
 
@@ -61,7 +64,7 @@ def prove(lift: CLift, timeout_ms: int = 5000) -> Proof:
     why = applicable(lift)
     if why is not None:
         return Proof(False, False, f"not a straight-line integer kernel: {why}")
-    ctx = _Context(lift)
+    ctx = _Context(lift.lifted, lift.engine)
     lifted = lift.lifted
     assumptions = [z3.And(ctx.var(n) >= lo, ctx.var(n) <= hi) for n, lo, hi in lifted.bounds()]
     queries = 0
@@ -85,15 +88,32 @@ def prove(lift: CLift, timeout_ms: int = 5000) -> Proof:
     return Proof(True, True, f"z3 proved all {queries} obligations (store conditions and values) for all inputs")
 
 
+def same_stored_value(lifted: Lifted, elem: str, a: Tree, b: Tree, timeout_ms: int = 2000) -> bool:
+    """Whether two integer stores into elements of type `elem` store the same value at every
+    pixel, for every input and parameter in its declared range: z3 proved it (False where
+    it did not, gave up, or the values are not straight-line integer code)."""
+    if a == b:
+        return True
+    for tree in (a, b):
+        for node in S.walk(tree):
+            if node[0] == "func" or not (S.is_int(node[1]) or node[1] == "bool"):
+                return False
+    ctx = _Context(lifted)
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(*[z3.And(ctx.var(n) >= lo, ctx.var(n) <= hi) for n, lo, hi in lifted.bounds()])
+    solver.add(ctx.c(S.cast(elem, a)) != ctx.c(S.cast(elem, b)))
+    return solver.check() == z3.unsat
+
+
 class _Context:
-    def __init__(self, lift: CLift) -> None:
-        self.lift = lift
-        self.lifted = lift.lifted
+    def __init__(self, lifted: Lifted, engine: LiftedPipeline | None = None) -> None:
+        self.lifted = lifted
         self.reads: dict[str, z3.FuncDeclRef] = {}
         self.vars: dict[str, z3.BitVecRef] = {}
-        self.func_tags = {id(f): tag for tag, f in lift.engine.funcs.items()}
+        self.func_tags = {id(f): tag for tag, f in engine.funcs.items()} if engine is not None else {}
         self.image_tags = {}
-        for key in lift.engine.images:
+        for key in engine.images if engine is not None else ():
             name = key[: -len("_in")] if key.endswith("_in") else key
             self.image_tags[key] = self.lifted.buffers[name].versions[0]
 
@@ -116,27 +136,47 @@ class _Context:
     def obligations(self, version, engine_value: E.Expr):
         """(what, C side, engine side) pairs whose equality proves the stage: the store
         conditions and values of each piece, and the fallback to the previous version."""
-        from pixelweave.nodes.lift.to_engine import dropped_conditions
+        from pixelweave.nodes.lift.to_engine import (
+            dropped_conditions,
+            rows_of_every_store,
+            split_conditions,
+            stores_what_previous_stores,
+        )
 
         b = self.lifted.buffers[version.buffer]
         row, col = self.var("row"), self.var("col")
+        previous = self.lifted.versions.get(version.previous)
+        if previous is not None and stores_what_previous_stores(self.lifted, version):
+            for i, piece in enumerate(version.pieces):  # the engine reads the previous version
+                c_value = self.c(S.cast(b.elem, piece.value))
+                yield (f"the value of store {i + 1}", c_value, self.c(S.cast(b.elem, previous.pieces[0].value)))
+            return
         if dropped_conditions(self.lifted, version):
             yield ("the stored value", self.c(S.cast(b.elem, version.pieces[0].value)), self.engine(engine_value))
             return
+        # A row range every store of the buffer shares is where the Func is realized: it
+        # holds there, and the engine definition leaves it out.
+        whole_rows = rows_of_every_store(self.lifted, version.buffer)
         e = engine_value
         for i, piece in reversed(list(enumerate(version.pieces))):
-            cond = None
-            for c in piece.conditions.values():
-                cond = self.c(c) if cond is None else z3.And(cond, self.c(c))
+            by_column, others = split_conditions(piece, whole_rows)
             value = self.c(S.cast(b.elem, piece.value))
-            if cond is None:
+            if not by_column and not others:
                 yield (f"the value of store {i + 1}", value, self.engine(e))
                 return
-            if not isinstance(e, E.Select):
-                raise ValueError("the engine definition does not follow the pieces")
-            yield (f"the condition of store {i + 1}", cond, self.engine(e.cond))
-            yield (f"the value of store {i + 1}", value, self.engine(e.true_value))
-            e = e.false_value
+            conditions, rest = [], None
+            for group in (others, by_column):  # the outer select, then the inner one
+                if not group:
+                    continue
+                if not isinstance(e, E.Select) or (rest is not None and not e.false_value.same_as(rest)):
+                    raise ValueError("the engine definition does not follow the pieces")
+                conditions.append(e.cond)
+                e, rest = e.true_value, e.false_value
+            cond = z3.And(*[self.c(c) for c in others + by_column])
+            engine_cond = z3.And(*[self.engine(c) for c in conditions])
+            yield (f"the condition of store {i + 1}", cond, engine_cond)
+            yield (f"the value of store {i + 1}", value, self.engine(e))
+            e = rest
         fallback = self.read(self.lifted.versions[version.previous].tag, row, col)
         yield ("the unwritten elements", fallback, self.engine(e))
 

@@ -7,9 +7,10 @@ which are per-pixel reductions (a window summed by an inner loop) and the elemen
 schedule follows from that:
 
 - outputs: strips of rows in parallel (a few rows per task, so the task overhead stays small
-  beside the work), columns vectorized as wide as the element type fills a 512-bit register
-  (32 lanes for 8- and 16-bit pixels, which narrowing.py computes in 16 bits; 16 lanes for
-  32-bit ones);
+  beside the work) when a call's estimated work pays for handing strips to the thread pool,
+  serially otherwise (a specialization on the input images' sizes), columns vectorized as
+  wide as the element type fills a 512-bit register (32 lanes for 8- and 16-bit pixels,
+  which narrowing.py computes in 16 bits; 16 lanes for 32-bit ones);
 - earlier versions of an output buffer: inlined into the next version (each is read at the
   pixel it computes; a buffer of the whole image and a second pass over it would cost more);
 - lookup tables (an 8-bit input indexed by pixel values): widened to 32 bits once per
@@ -37,6 +38,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pixelweave.nodes.lift import symbolic as S
+from pixelweave.nodes.lift.to_engine import ELEM_BYTES
 
 import pixelweave as pw
 
@@ -47,6 +49,11 @@ STRIP_ROWS = 8
 HISTOGRAM_ROWS = 32  # image rows per partial histogram
 ROW_LANES = 16  # lanes of the partial results of a reduction along rows
 _LANES = {8: 32, 16: 32, 32: 16, 64: 8}
+# A call whose estimated work (bytes read and written, plus operations at OPS_PER_BYTE) is
+# below this runs its strips serially (see worth_parallel); measured on 1920x1080 passes.
+PARALLEL_WORK_BYTES = 12 << 20
+OPS_PER_BYTE = 4
+_DIVISIONS = ("/", "%", "fdiv", "fmod")
 
 
 def vector_lanes(elem: str) -> int:
@@ -71,9 +78,14 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
         if not many_rows:
             continue
         strip, within = pw.Var(f"{_ident(name)}_strip"), pw.Var(f"{_ident(name)}_y")
-        out.split(row, strip, within, STRIP_ROWS, pw.TailStrategy.GUARD_WITH_IF).parallel(strip)
+        out.split(row, strip, within, STRIP_ROWS, pw.TailStrategy.GUARD_WITH_IF)
         if many_cols:
             out.vectorize(col, vector_lanes(lifted.buffers[name].elem))
+        worth = worth_parallel(engine, name) if _alone(engine, name) else None
+        if worth is None:
+            out.parallel(strip)
+        else:
+            out.specialize(worth).parallel(strip)  # otherwise serial: too little work to share
         strip_of[name] = (out, strip, within)
     single = next(iter(strip_of.values())) if len(strip_of) == 1 and len(outputs) == 1 else None
     for tag, func in engine.funcs.items():
@@ -108,6 +120,65 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
             func.compute_at(out, strip).vectorize(col, lanes)
         else:
             func.compute_root().parallel(row).vectorize(col, lanes)
+
+
+def element_cost(lifted, buffer: str) -> int:
+    """Operations per element of a buffer's last version, earlier versions inlined: for each
+    version the largest of its pieces (one store's value: its loads, the terms of its sums,
+    its other operations), summed over the versions."""
+    total = 0
+    for tag in lifted.buffers[buffer].versions:
+        version = lifted.versions[tag]
+        if version.kind == "pure" and version.pieces:
+            total += max(_tree_cost(piece.value) for piece in version.pieces)
+    return total
+
+
+def _tree_cost(tree) -> int:
+    cost = 0
+    for node in S.walk(tree):
+        kind = node[0]
+        if kind == "aff":
+            cost += max(len(node[2]) - 1, 0)  # the additions of a sum of terms
+        elif kind == "bin" and node[2] in _DIVISIONS:
+            cost += 4  # a multiply-high and its corrections
+        elif kind not in ("const", "sym", "cast"):
+            cost += 1
+    return cost
+
+
+def worth_parallel(engine: LiftedPipeline, buffer: str):
+    """The run-time condition (an engine Expr of the input images' sizes) under which an
+    output's strips are worth running in parallel: the estimated work of a call (bytes read
+    and written, plus its operations at OPS_PER_BYTE) at least PARALLEL_WORK_BYTES. A pass
+    of a few megabytes with a few operations per pixel (a single-channel blend, the SSE2
+    kernels) takes a few hundred microseconds on one core, while handing its strips to the
+    pool's worker costs a wake-up and moves the data the calling core just had in its cache
+    to the other core: serial it is faster and uses less CPU. None when the pipeline reads
+    no image (nothing to estimate from)."""
+    images = list(engine.images.values())
+    if not images:
+        return None
+    out_bytes = ELEM_BYTES[engine.lifted.buffers[buffer].elem]
+    sizes = [
+        pw.cast(pw.Int(64), im.dim(0).extent()) * pw.cast(pw.Int(64), im.dim(1).extent()) * (im.type().bits // 8)
+        for im in images
+    ]
+    read, largest = sizes[0], sizes[0]
+    for size in sizes[1:]:
+        read, largest = read + size, pw.max(largest, size)
+    ops = element_cost(engine.lifted, buffer)
+    work = read + largest + largest * ops // (out_bytes * OPS_PER_BYTE)
+    return work >= PARALLEL_WORK_BYTES
+
+
+def _alone(engine: LiftedPipeline, buffer: str) -> bool:
+    """Whether an output is computed alone: no temporary or reduction scheduled inside its
+    strips (a stage specialized into a serial and a parallel version is kept to those)."""
+    lifted = engine.lifted
+    if lifted.accumulators or any(b.kind in ("temp", "table") for b in lifted.buffers.values()):
+        return False
+    return not any(tag.endswith("#wide") for tag in engine.funcs)
 
 
 def _partial_histograms(func: pw.Func) -> None:

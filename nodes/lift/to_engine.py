@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 from pixelweave.nodes.lift import symbolic as S
-from pixelweave.nodes.lift.model import Lifted, Version
+from pixelweave.nodes.lift.model import Lifted, Piece, Version
 from pixelweave.nodes.lift.narrowing import Narrower, worth_narrowing
 from pixelweave.nodes.lift.stages import COL, ROW
 from pixelweave.nodes.lift.symbolic import Tree
@@ -188,14 +188,32 @@ class _Builder:
             return
         previous = self.version(v.previous)
         value = previous[tuple(args[:2] + ([] if not prev_v.dims else args[2:]))]
+        if stores_what_previous_stores(self.l, v):
+            f[tuple(args)] = value  # every store repeats the previous version's value
+            return
+        whole_rows = rows_of_every_store(self.l, v.buffer)
         for piece in v.pieces:
-            cond = None
-            for c in piece.conditions.values():
-                e = self.expr(c)
-                cond = e if cond is None else pw.logical_and(cond, e)
             piece_value = self.stored(b.elem, piece.value)
-            value = piece_value if cond is None else pw.select(cond, piece_value, value)
+            # Tests of the column innermost, each group of tests its own select: loop
+            # partitioning, innermost loop first, removes a select whose test it can solve
+            # for the loop's variable, so the columns' steady state drops the column test
+            # and the rows' the row test (one select of both stays in every iteration, and
+            # reads the previous contents where C leaves them, such as a stencil's border).
+            by_column, others = split_conditions(piece, whole_rows)
+            inner = self.all_of(by_column)
+            if inner is not None:
+                piece_value = pw.select(inner, piece_value, value)
+            outer = self.all_of(others)
+            value = piece_value if outer is None else pw.select(outer, piece_value, value)
         f[tuple(args)] = value
+
+    def all_of(self, conditions: list[Tree]) -> Any:
+        """The conjunction of conditions as one engine Expr (None for none)."""
+        cond = None
+        for c in conditions:
+            e = self.expr(c)
+            cond = e if cond is None else pw.logical_and(cond, e)
+        return cond
 
     def define_scatter(self, f: pw.Func, v: Version) -> None:
         b = self.l.buffers[v.buffer]
@@ -393,6 +411,51 @@ def dropped_conditions(lifted: Lifted, v: Version) -> bool:
     prev_initial = prev_v.kind == "initial" and b.initial in ("image", "undefined", "zero")
     single = len(v.pieces) == 1 and "predicate" not in v.pieces[0].conditions
     return single and prev_initial and (b.initial == "undefined" or _starts_at_zero(v.pieces[0].conditions))
+
+
+def stores_what_previous_stores(lifted: Lifted, v: Version) -> bool:
+    """Whether a stage stores, wherever it stores, what the previous version (one store over
+    the whole buffer) already holds there: the scalar tail loop after an SSE2 loop computes
+    the same value at its pixels as the vector loop's, which the vector loop's version
+    already covers. The stage is then the previous version; otherwise the main region's
+    select computed both values in every vector (loop partitioning keeps only the side of
+    a select its test takes, here the tail). Proved by z3 for integer stores."""
+    from pixelweave.nodes.lift.prove import same_stored_value
+
+    prev_v = lifted.versions.get(v.previous) if v.previous else None
+    if v.kind != "pure" or v.dims or prev_v is None or prev_v.kind != "pure" or prev_v.dims:
+        return False
+    if len(prev_v.pieces) != 1 or not dropped_conditions(lifted, prev_v):
+        return False
+    elem = lifted.buffers[v.buffer].elem
+    return all(same_stored_value(lifted, elem, piece.value, prev_v.pieces[0].value) for piece in v.pieces)
+
+
+def split_conditions(piece: Piece, whole_rows: Tree | None) -> tuple[list[Tree], list[Tree]]:
+    """A piece's conditions as (those on the column, the others), leaving out `whole_rows`
+    (rows_of_every_store): the engine definition's inner and outer selects."""
+    by_column = [c for c in piece.conditions.values() if COL in S.symbols(c)]
+    others = [c for c in piece.conditions.values() if COL not in S.symbols(c) and c != whole_rows]
+    return by_column, others
+
+
+def rows_of_every_store(lifted: Lifted, buffer: str) -> Tree | None:
+    """The row range [0, n) that every store into a buffer is made over, if one is: then the
+    buffer's written rows (what its Func is realized over) are exactly [0, n), the test
+    always holds there and is left out. A per-row test stays in every vector of the row
+    otherwise (partitioning the columns cannot remove it), with a load of the previous
+    contents it would select."""
+    found: Tree | None = None
+    for tag in lifted.buffers[buffer].versions:
+        version = lifted.versions[tag]
+        if version.kind == "scatter" or version.dims:
+            return None
+        for piece in version.pieces:
+            rows = [(key, c) for key, c in piece.conditions.items() if ROW in S.symbols(c) and COL not in S.symbols(c)]
+            if len(rows) != 1 or not _starts_at_zero(dict(rows)) or found not in (None, rows[0][1]):
+                return None
+            found = rows[0][1]
+    return found
 
 
 def _starts_at_zero(conditions: dict[str, Tree]) -> bool:

@@ -35,6 +35,8 @@ def _descriptor_bytes(address: int, dimensions: int) -> tuple[bytes, bytes, int]
 ARRAYS = [
     (np.arange(12, dtype=np.uint8).reshape(3, 4), UInt(8), None),
     (np.zeros((1, 7), np.uint16), UInt(16), [3, -2]),  # an axis of extent 1
+    (np.arange(20, dtype=np.int16).reshape(4, 5), Int(16), [0, 0]),  # 2-D at the origin: the shortest path
+    (np.zeros((3, 2), np.uint8), UInt(8), [0, 1]),  # 2-D, not at the origin
     (np.zeros((5, 1), np.int32), Int(32), None),
     (np.zeros((2, 3, 4), np.float32), Float(32), [1, 2, 3]),
     (np.zeros(9, np.float64), Float(64), [-4]),
@@ -169,3 +171,32 @@ def test_compiled_call_checks_every_call(rng) -> None:
     np.testing.assert_array_equal(
         result, realize_reference(pipeline, [6, 5], {"image": shifted, "gain": 2}, mins=[1, 0])
     )
+
+
+def test_the_common_call_refuses_what_the_general_path_refuses(rng) -> None:
+    """`fn(sizes, inputs, out=array)` with plain arguments takes Compiled's one-pass path;
+    anything unusual about the sizes or the out= array falls back to the general path and
+    its messages, and both write the same values into the array they return."""
+    pipeline, _, _ = _gain_pipeline()
+    fn = pipeline.compile()
+    data = rng.integers(0, 256, (5, 7), dtype=np.uint8)
+    inputs = {"image": data, "gain": 4}
+    out = np.zeros((5, 7), np.int32)
+    assert fn([7, 5], inputs, out=out) is out
+    expected = realize_reference(pipeline, [7, 5], inputs)
+    np.testing.assert_array_equal(out, expected)
+    general = np.zeros((5, 7), np.int32)
+    assert fn((np.int64(7), 5), inputs, out=general) is general  # not a list of ints: the general path
+    np.testing.assert_array_equal(general, expected)
+    with pytest.raises(InputError, match="must have shape"):
+        fn([7, 5], inputs, out=np.zeros((4, 7), np.int32))
+    with pytest.raises(InputError, match="dtype int32"):
+        fn([7, 5], inputs, out=np.zeros((5, 7), np.int64))
+    read_only = np.zeros((5, 7), np.int32)
+    read_only.flags.writeable = False
+    with pytest.raises(InputError, match="read-only"):
+        fn([7, 5], inputs, out=read_only)
+    with pytest.raises(InputError, match="negative"):
+        fn([-7, 5], inputs, out=out)
+    with pytest.raises(InputError, match="2 dimensions, but 1 size was given"):
+        fn([7], inputs, out=out)

@@ -58,6 +58,9 @@ SCHEDULED = [
     ("pipelines.c", "max_image16"),  # a returned maximum
     ("pipelines.c", "equalize_lut"),  # a lookup table widened to 32 bits, gathered
     ("blend16.c", "blend_difference_plane16_mask"),  # 64-bit arithmetic computed in 32 bits
+    ("filters.c", "box_horizontal3"),  # a border C leaves alone: the column test innermost
+    ("filters.c", "box3x3"),  # a border on every side
+    ("sse2.c", "sse2_box3_horizontal16"),  # a main loop and a tail, both past a border
 ]
 
 
@@ -196,3 +199,98 @@ def test_a_widened_lookup_table_is_still_proved_by_z3():
 
     result = prove(lift_c(CORPUS / "pipelines.c", "equalize_lut"))
     assert result.applicable and result.held
+
+
+@pytest.mark.parametrize("threshold", [None, 1], ids=["serial", "parallel"])
+def test_a_pass_too_small_to_share_runs_serially_and_a_large_one_in_strips_in_parallel(monkeypatch, threshold):
+    """The SSE2 kernels (a few megabytes, a few operations per pixel) lost to the C with their
+    strips handed to the thread pool; the schedule now runs a call whose estimated work is
+    small serially and a large one in parallel, chosen at run time from the input sizes.
+    Both versions give the original's bytes (threshold 1: every call counts as large)."""
+    from pixelweave.nodes.lift import schedule
+
+    if threshold is not None:
+        monkeypatch.setattr(schedule, "PARALLEL_WORK_BYTES", threshold)
+    path = CORPUS / "sse2.c"
+    lift = lift_c(path, "sse2_multiply")
+    schedule_lifted(lift.engine)
+    nest = lift.engine.pipeline.loop_nest()
+    large, small = nest.split("else:")
+    assert "parallel row.out_strip" in large  # the specialization: large work
+    assert "for row.out_strip" in small and "parallel" not in small  # otherwise serial
+    scalars = _scalars(lift, 83, 70)
+    buffers = allocate(lift, np.random.default_rng(7), scalars, lift.lifted.ranges)
+    theirs = {k: v.copy() for k, v in buffers.items()}
+    ours = {k: v.copy() for k, v in buffers.items()}
+    call_original(compile_original(path), lift, scalars, theirs)
+    lift.engine.run(ours, scalars)
+    for key in buffers:
+        assert np.array_equal(theirs[key], ours[key]), key
+    estimate = schedule.worth_parallel(lift.engine, "out")
+    assert "a.extent.0" in str(estimate) and "b.extent.1" in str(estimate)
+
+
+def test_the_work_estimate_counts_operations_per_element():
+    from pixelweave.nodes.lift.schedule import element_cost
+
+    copy = lift_c(CORPUS / "blend16.c", "blend_normal_plane16")
+    overlay = lift_c(CORPUS / "blend16.c", "blend_overlay_plane16_mask")
+    assert element_cost(copy.lifted, "out") <= 1 < 10 < element_cost(overlay.lifted, "out")
+
+
+def test_a_border_test_on_columns_is_innermost_and_a_test_every_store_shares_is_gone():
+    """C that leaves the first and last columns alone (box_horizontal3) made one select of
+    the row and column tests, which loop partitioning cannot solve for the columns alone:
+    every vector of the steady state tested both and loaded the output's previous contents.
+    The column test is now its own, innermost select (partitioned away in the steady state)
+    and the row range every store shares, the rows the output is realized over, is dropped."""
+    lift = lift_c(CORPUS / "filters.c", "box_horizontal3")
+    text = str(lift.engine.outputs["dst"].value())
+    assert text.startswith("select((((col + -1) >= 0)") and "row >= 0" not in text
+    box = str(lift_c(CORPUS / "filters.c", "box3x3").engine.outputs["dst"].value())
+    row_test, col_test = box.index("(row + -1) >= 0"), box.index("(col + -1) >= 0")
+    assert row_test < col_test  # the row test outside (its rows start at 1: it stays)
+    assert differential(lift, trials=4).held
+
+
+@pytest.mark.parametrize(
+    ("file", "name"),
+    [("filters.c", "box_horizontal3"), ("filters.c", "box3x3"), ("sse2.c", "sse2_box3_horizontal16"),
+     ("sse2.c", "sse2_average"), ("point.c", "swap_rb")],
+)  # fmt: skip
+def test_z3_follows_the_nested_selects_of_the_pieces(file: str, name: str):
+    """The proof walks the engine definition select by select: the column test inside, the
+    other tests outside, a row range every store shares left out on both sides."""
+    from pixelweave.nodes.lift.prove import prove
+
+    result = prove(lift_c(CORPUS / file, name))
+    assert result.applicable and result.held, result.detail
+
+
+def test_a_tail_loop_that_repeats_the_main_loops_value_is_the_main_loops_stage(tmp_path):
+    """An SSE2 loop then a scalar tail: z3 proves the tail stores what the vector loop's
+    stage (over the whole row) holds, so the tail's stage is that stage; the select between
+    them computed both values in every vector of the main region. A tail that stores
+    something else keeps its select."""
+    from pixelweave.nodes.lift.prove import prove
+
+    lift = lift_c(CORPUS / "sse2.c", "sse2_add_saturate")
+    assert str(lift.engine.funcs["out@2"].value()) == "out_v1(col, row)"
+    assert prove(lift).held and differential(lift, trials=4).held
+    path = _write(
+        tmp_path,
+        """
+void k(const uint8_t *a, uint8_t *out, int width, int height, int rowBytes) {
+    for (int y = 0; y < height; y++) {
+        int x = 0;
+        for (; x + 16 <= width; x += 16)
+            for (int i = 0; i < 16; i++) out[y * rowBytes + x + i] = (uint8_t)(a[y * rowBytes + x + i] + 1);
+        for (; x < width; x++) out[y * rowBytes + x] = (uint8_t)(a[y * rowBytes + x] + 2);
+    }
+}
+""",
+    )
+    other = lift_c(path, "k")
+    stages = [str(f.value()) for tag, f in other.engine.funcs.items() if tag.startswith("out@") and tag != "out@0"]
+    assert any(text.startswith("select(") for text in stages)  # the tail's +2 stays its own
+    assert differential(other, trials=6).held
