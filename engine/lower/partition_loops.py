@@ -347,6 +347,8 @@ def _scalar(e: E.Expr) -> E.Expr | None:
 
 def _solve_condition(cond: E.Expr, v: str) -> _Bounds | None:
     """Sufficient bounds on v for cond to be true, or None if the pass cannot tell."""
+    while isinstance(cond, Broadcast):  # a scalar test made a vector by vectorizing an inner loop
+        cond = cond.value
     if isinstance(cond, E.And):
         a, b = _solve_condition(cond.a, v), _solve_condition(cond.b, v)
         return a.also(b) if a is not None and b is not None else None

@@ -270,3 +270,23 @@ def test_a_shift_inwards_start_of_an_outer_loop_leaves_it_whole(rng):
     assert len(loops_named(body, "g.s0.y.y")) == 1
     assert len(loops_named(body, "g.s0.x.x")) == 2
     compare(pipeline, [19, 7], {"input": rng.integers(-50, 50, (7, 19)).astype(np.int32)})
+
+
+@pytest.mark.parametrize(("height", "h"), [(9, 9), (2, 9), (9, 3), (1, 1)])
+def test_a_row_test_inside_a_vectorized_loop_partitions_the_rows(height, h, rng):
+    """`select(1 <= y <= h - 2, ...)` inside a loop vectorized in x is a broadcast of the
+    row test: the y loop is partitioned on it (lifted C stencils whose rows start at 1), and
+    every part, empty or not, gives the reference's values."""
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.UInt(8), 2, "inp")
+    rows = pw.Param(pw.Int(32), "h", h)
+    f = pw.Func("f")
+    f[x, y] = pw.select((y >= 1) & (y <= rows - 2), inp[x, pw.max(y - 1, 0)], pw.u8(7))
+    f.vectorize(x, 16)
+    pipeline = pw.Pipeline(f)
+    row_loops = loops_named(lower(pipeline).lowered.body, "f.s0.y")
+    assert len(row_loops) == 3
+    steady = row_loops[1]
+    assert not any(isinstance(n, E.Select) for e in stmt_exprs(steady.body) for n in walk(e))
+    image = rng.integers(0, 255, (max(height, 1), 40)).astype(np.uint8)
+    compare(pipeline, [40, height], {"inp": image, "h": h})
