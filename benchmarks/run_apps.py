@@ -8,8 +8,9 @@ Halide's apps/ folder in both compilers (benchmarks/apps.py). For each it prints
 median wall time and the median CPU time (all threads) of Pixelweave and Halide, measured
 in alternating runs (one of ours, one of theirs, ...: robust on a shared machine), their
 ratios, the memory-bandwidth bound (the median time of a multi-threaded copy of the
-compulsory bytes: every input byte read once, every output byte written once), NumPy and
-OpenCV where written, and the JIT compile time of both compilers. Both compilers write
+compulsory bytes: every input byte read once, every output byte written once, timed in
+the same rotation), NumPy and OpenCV where written, and the JIT compile time of both
+compilers. Both compilers write
 into preallocated outputs; everything is warmed up before it is timed, and the results of
 the two compilers are checked to agree first.
 
@@ -109,12 +110,15 @@ def alternating_ms(
     theirs: Callable[[], object],
     runs: int,
     unpartitioned: Callable[[], object] | None = None,
+    bound: Callable[[], object] | None = None,
 ) -> dict[str, float]:
     """Median wall and process CPU time (all threads) of each, runs alternating, so that
     all see the same load from other processes on a shared machine. Also the spread of
     the wall times (max / min), a measure of the noise. `unpartitioned` (optional) is
-    Pixelweave with loop partitioning switched off, timed in the same rotation."""
-    fns = [ours, theirs] + ([unpartitioned] if unpartitioned else [])
+    Pixelweave with loop partitioning switched off, `bound` the bandwidth bound's copy,
+    both timed in the same rotation (a bound timed apart sees other load)."""
+    optional = {"unpartitioned_wall": unpartitioned, "bound": bound}
+    fns = [ours, theirs] + [fn for fn in optional.values() if fn is not None]
     wall: list[list[float]] = [[] for _ in fns]
     cpu: list[list[float]] = [[] for _ in fns]
     for fn in fns:
@@ -131,10 +135,13 @@ def alternating_ms(
         "hl_wall": statistics.median(wall[1]) * 1000,
         "pw_cpu": statistics.median(cpu[0]) * 1000,
         "hl_cpu": statistics.median(cpu[1]) * 1000,
-        "spread": max(max(w) / min(w) for w in wall),
+        "spread": max(max(w) / min(w) for w in wall[:2]),
     }
-    if unpartitioned:
-        out["unpartitioned_wall"] = statistics.median(wall[2]) * 1000
+    k = 2
+    for key, fn in optional.items():
+        if fn is not None:
+            out[key] = statistics.median(wall[k]) * 1000
+            k += 1
     return out
 
 
@@ -146,21 +153,28 @@ def never_partition(pipeline_funcs: list) -> None:
             f.update(k).never_partition_all()
 
 
-def bandwidth_bound_ms(compulsory_bytes: int, runs: int, threads: int) -> float:
-    """The time of copying the compulsory bytes: a copy reads n and writes n bytes, so n is
-    half of (input bytes + output bytes); chunks are copied on `threads` threads (NumPy's
-    copy releases the GIL), as the compilers' parallel loops use every core."""
-    n = max(compulsory_bytes // 2, 1)
-    src = np.ones(n, np.uint8)
-    dst = np.empty(n, np.uint8)
-    bounds = np.linspace(0, n, threads * 4 + 1).astype(np.int64)
-    chunks = [(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
-    with ThreadPoolExecutor(threads) as pool:
+class BandwidthCopy:
+    """The memory-bandwidth bound's work: copying the compulsory bytes. A copy reads n and
+    writes n bytes, so n is half of (input bytes + output bytes); chunks are copied on
+    `threads` threads (NumPy's copy releases the GIL), as the compilers' parallel loops use
+    every core. Call it to run one copy; close() ends its threads."""
 
-        def copy() -> None:
-            list(pool.map(lambda ab: np.copyto(dst[ab[0] : ab[1]], src[ab[0] : ab[1]]), chunks))
+    def __init__(self, compulsory_bytes: int, threads: int) -> None:
+        n = max(compulsory_bytes // 2, 1)
+        self.src, self.dst = np.ones(n, np.uint8), np.empty(n, np.uint8)
+        bounds = np.linspace(0, n, threads * 4 + 1).astype(np.int64)
+        self.chunks = [(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
+        self.pool = ThreadPoolExecutor(threads)
 
-        return median_ms(copy, runs)
+    def _copy_chunk(self, chunk: tuple[int, int]) -> None:
+        a, b = chunk
+        np.copyto(self.dst[a:b], self.src[a:b])
+
+    def __call__(self) -> None:
+        list(self.pool.map(self._copy_chunk, self.chunks))
+
+    def close(self) -> None:
+        self.pool.shutdown()
 
 
 def check_agreement(case: Case, ours: np.ndarray, theirs: np.ndarray) -> None:
@@ -212,13 +226,16 @@ def run(runs: int, only: set[str] | None = None, partition_effect: bool = False)
             fn_np = plain.compile(level="full")
             ours_np = aligned_empty(case.sizes[::-1], case.dtype)
             run_unpartitioned = lambda fn=fn_np, case=case, out=ours_np: fn(case.sizes, case.inputs, out=out)  # noqa: E731
-        times = alternating_ms(run_ours, run_theirs, runs, run_unpartitioned)
         compulsory = ours.nbytes + sum(v.nbytes for v in case.inputs.values() if isinstance(v, np.ndarray))
+        bound = BandwidthCopy(compulsory, threads)
+        try:
+            times = alternating_ms(run_ours, run_theirs, runs, run_unpartitioned, bound)
+        finally:
+            bound.close()
         row = {
             "name": case.name,
             "description": case.description,
             **times,
-            "bound": bandwidth_bound_ms(compulsory, runs, threads),
             "numpy": median_ms(case.numpy_fn, max(3, runs // 4)) if case.numpy_fn else None,
             "opencv": median_ms(case.opencv_fn, runs) if case.opencv_fn else None,
             "pw_compile": pw_compile * 1000,
