@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from pixelweave.engine.analysis.interval import Interval, bounds_of
+from pixelweave.engine.codegen.llvm_vector_math import VECTOR_MATH
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.func import Definition, Func
 from pixelweave.engine.ir.visit import walk
@@ -239,3 +240,67 @@ def bytes_per_point(f: Func) -> int:
 
 def finite(box: Box) -> bool:
     return all(not (math.isinf(b.lo) or math.isinf(b.hi)) for b in box)
+
+
+def compute_bits(f: Func, inlined: set[int], memo: dict[int, int] | None = None) -> int:
+    """The widest element type (in bits) f's pure value computes in along its innermost
+    Var: the vector width follows the widest vector arithmetic, not the stored type (a u8
+    stage that sums in i32 or f32 fills four times the registers per lane). Counted are the
+    subexpressions that vary along that Var (the others are loop invariants, computed once
+    per row) and the Funcs inlined into f (their arithmetic runs in f's loop); the
+    coordinates of a read count only where they read data (a lookup table's gather builds
+    its index vector), not where they are address arithmetic on the Vars."""
+    memo = {} if memo is None else memo
+    known = memo.get(id(f))
+    if known is not None:
+        return known
+    memo[id(f)] = widest = max(t.bits for t in f.types())  # a cycle through inlined Funcs ends here
+    args = f.args()
+    inner = args[0].name if args else None
+    seen: dict[int, bool] = {}  # shared subexpressions are visited once
+
+    def go(node: E.Expr) -> bool:
+        """Whether node varies along the innermost Var; records the widest varying type."""
+        nonlocal widest
+        if id(node) in seen:
+            return seen[id(node)]
+        if isinstance(node, E.Const):
+            return False
+        if isinstance(node, E.Variable):
+            varying = node.kind == "var" and node.name == inner
+        elif isinstance(node, E.Call) and node.call_kind in ("func", "image"):
+            for a in node.args:
+                if any(isinstance(n, E.Call) and n.call_kind in ("func", "image") for n in walk(a)):
+                    go(a)  # a data-dependent coordinate: its index is computed per lane
+            if node.call_kind == "func" and id(node.target) in inlined:
+                widest = max(widest, compute_bits(node.target, inlined, memo))
+            varying = True
+        else:
+            varying = False
+            for c in node.children():
+                varying = go(c) or varying
+        if varying:
+            widest = max(widest, node.type().bits)
+        seen[id(node)] = varying
+        return varying
+
+    for value in f.definition().all_values():
+        go(value)
+    memo[id(f)] = widest
+    return widest
+
+
+def computes_vector_math(f: Func, inlined: set[int], memo: dict[int, bool] | None = None) -> bool:
+    """Whether f's pure value (with the Funcs inlined into it) calls a float32 function that
+    the code generator computes as a float64 polynomial (llvm_vector_math: pow, exp, log,
+    ...): a long chain of dependent steps, whose latency only several vectors in flight hide."""
+    memo = {} if memo is None else memo
+    if id(f) not in memo:
+        memo[id(f)] = False  # a cycle through inlined Funcs ends here
+        calls = [n for v in f.definition().all_values() for n in walk(v) if isinstance(n, E.Call)]
+        memo[id(f)] = any(
+            (c.call_kind == "intrinsic" and c.name in VECTOR_MATH and c.type().is_float())
+            or (c.call_kind == "func" and id(c.target) in inlined and computes_vector_math(c.target, inlined, memo))
+            for c in calls
+        )
+    return memo[id(f)]

@@ -16,15 +16,17 @@ After Sioutas et al., "Schedule Synthesis for Halide Pipelines through Reuse Ana
    at tile borders, estimated from the footprint (by interval analysis) of a tile of the
    group's output on the producer.
 3. Tile each group's output in strips of rows (the dimension after the innermost), sized
-   by a cost model of the work (with the redundant border work of every member), the
-   parallel tasks for the machine's cores, and a working set that fits the L2 cache.
-   Members whose footprint advances one row per output row are computed per row and
-   stored per strip (a sliding window); the others are computed per strip.
-4. Vectorize each stage's innermost storage dimension at the natural width of its type,
-   parallelize the strips (and the outer pure dimension of updates), and unroll the small
-   (colour channel) loops of a Func whose value branches on the channel (`select(c == 0,
-   ...)`): with the channel a constant in each copy, the selects fold away and only the
-   chosen branch is computed and loaded.
+   by a cost model of the work in vector instructions (with the redundant border work of
+   every member) against the fixed cost of a parallel task, at least a few tasks per core,
+   and a working set that fits the L2 cache. Members whose footprint advances one row per
+   output row are computed per row and stored per strip (a sliding window); the others are
+   computed per strip.
+4. Vectorize each stage's innermost storage dimension at the natural width of the widest
+   type it computes in (a u8 stage summing in float32 at the float32 width), parallelize
+   the strips (and the outer pure dimension of updates), and unroll the small (colour
+   channel) loops of a Func whose value branches on the channel (`select(c == 0, ...)`):
+   with the channel a constant in each copy, the selects fold away and only the chosen
+   branch is computed and loaded.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from pixelweave.engine.autoschedule.analysis import (
     Box,
     PipelineAnalysis,
     bytes_per_point,
+    compute_bits,
+    computes_vector_math,
     finite,
     func_cost,
     volume,
@@ -63,6 +67,8 @@ ELEMENTWISE_MAX_OPS = 2.0
 BYTE_COST = 4.0
 # Scheduling overhead of one parallel task, in operations.
 TASK_COST = 5000.0
+# Strips are short enough to give each core at least this many (where the rows allow).
+MIN_TASKS_PER_CORE = 4
 # A fused producer may at most double its work through border recomputation.
 MAX_REDUNDANCY = 1.0
 STRIP_CANDIDATES = (2, 4, 8, 16, 32, 64, 128, 256)
@@ -132,6 +138,8 @@ class AnalyticScheduler:
         self._footprint_memo: dict[tuple, tuple[dict[int, Box], float]] = {}
         self.deep: set[int] = set()  # group outputs whose outer dimensions run inside the strips
         self.unrolled: list[str] = []
+        self._compute_bits_memo: dict[int, int] = {}  # per Func, once the inlining is chosen
+        self._vector_math_memo: dict[int, bool] = {}
 
     # ------------------------------------------------------------------ 1. inlining
     def _choose_inlining(self) -> None:
@@ -300,23 +308,31 @@ class AnalyticScheduler:
         lanes = max(1, self._lanes(g.root, columns))
         widths = [0] + [w for w in WIDTH_CANDIDATES if two_d and w % lanes == 0 and 2 * w <= columns]
         candidates = [s for s in STRIP_CANDIDATES if s <= extent] or [max(1, extent)]
-        scored: list[tuple[int, int, float, float]] = []
+        scored: list[tuple[int, int, float, float, float]] = []  # (rows, columns, time, working set, tasks)
         for width in widths:
             if width and any(c[3] <= self.machine.l2_bytes for c in scored):
                 break  # a full-width strip fits: narrower tiles are not considered
             x_tiles = math.ceil(columns / width) if width else 1
             for s in candidates:
                 regions, tiles = self._footprints(g, s, None, width)
-                work = sum(self.cost[id(m)] * volume(regions.get(id(m), [])) for m in [g.root, *g.members]) * tiles
+                # In vector instructions: a task's fixed cost is paid once, its arithmetic
+                # `lanes` points at a time (counted per point, short strips would look cheap).
+                work = tiles * sum(
+                    self.cost[id(m)] * volume(regions.get(id(m), [])) / max(1, self._lanes(m, width or columns))
+                    for m in [g.root, *g.members]
+                )
                 tasks = tiles / x_tiles  # the strips run in parallel, the tiles of a strip in turn
                 # Dynamic scheduling: the cores share the work, the last task may run alone.
                 time = work / self.machine.cores + work / tasks + TASK_COST * tasks / self.machine.cores
                 ws = sum(bytes_per_point(m) * volume(regions.get(id(m), [])) for m in g.members)
-                scored.append((s, width, time, ws))
+                scored.append((s, width, time, ws, tasks))
         full = [c for c in scored if c[1] == 0 and c[3] <= self.machine.l2_bytes]
         fitting = full or [c for c in scored if c[3] <= self.machine.l2_bytes]
         if not fitting:
             return min(scored, key=lambda c: (c[3], c[2]))[:2]
+        # Several tasks per core, where the image has the rows for them: dynamic scheduling
+        # balances the cores only then (and a core taken by another process costs less).
+        fitting = [c for c in fitting if c[4] >= MIN_TASKS_PER_CORE * self.machine.cores] or fitting
         best = fitting[0]
         for c in fitting[1:]:
             if c[2] < best[2] * 0.999:
@@ -351,8 +367,17 @@ class AnalyticScheduler:
 
     # ------------------------------------------------------------------ 4. directives
     def _lanes(self, f: Func, extent: float) -> int:
+        """The vector width of f's innermost loop, at most `extent` (0: not vectorized): the
+        natural width of the widest type f computes in (compute_bits), where one vector's
+        arithmetic fills the registers; but a stage with float64 polynomial math (pow, exp)
+        keeps the natural width of its stored type, several vectors of the wide type in
+        flight hiding the latency of the polynomial's dependent steps (1.3-2x on the camera
+        pipeline example's tone curve, 16 lanes against 64)."""
         scale = self.overrides.lanes_scale.get(self.label(f), 1.0)
-        lanes = int(self.machine.lanes(max(t.bits for t in f.types())) * scale)
+        bits = max(t.bits for t in f.types())
+        if not computes_vector_math(f, self.inlined, self._vector_math_memo):
+            bits = compute_bits(f, self.inlined, self._compute_bits_memo)
+        lanes = int(self.machine.lanes(bits) * scale)
         while lanes > 1 and lanes > extent:
             lanes //= 2
         return lanes if lanes >= 2 else 0
@@ -531,7 +556,8 @@ def _branches_on(f: Func, var: str, inlined: set[int], depth: int = 0) -> bool:
 def _reindexes(f: Func) -> bool:
     """Whether f's value is a single read of another Func or image at coordinates computed
     from its Vars (a boundary condition, a crop, a transpose), possibly selected against a
-    constant."""
+    constant by a condition on the coordinates (a condition that reads data, as a
+    non-maximum suppression's, is arithmetic repeated for every reader, not re-indexing)."""
     value = f.value()
     while isinstance(value, (E.Cast, E.Select)):
         if isinstance(value, E.Cast):
@@ -539,14 +565,19 @@ def _reindexes(f: Func) -> bool:
         else:
             sides = [value.true_value, value.false_value]
             calls = [s for s in sides if isinstance(s, E.Call)]
-            if len(calls) != 1 or not any(isinstance(s, E.Const) for s in sides):
+            if len(calls) != 1 or not any(isinstance(s, E.Const) for s in sides) or _reads_data(value.cond):
                 return False
             value = calls[0]
     if not isinstance(value, E.Call) or value.call_kind not in ("func", "image"):
         return False
     # Coordinates computed from the Vars alone; a coordinate read from data (a lookup table
     # indexed by pixel values) is a gather per read, not a cheap re-indexing.
-    return not any(isinstance(n, E.Call) and n.call_kind in ("func", "image") for a in value.args for n in walk(a))
+    return not any(_reads_data(a) for a in value.args)
+
+
+def _reads_data(e: E.Expr) -> bool:
+    """Whether e reads a Func or an image (rather than only Vars, parameters and constants)."""
+    return any(isinstance(n, E.Call) and n.call_kind in ("func", "image") for n in walk(e))
 
 
 def _fresh_name(base: str, taken: list[str]) -> str:
