@@ -242,14 +242,7 @@ class _HostCodeGen(PipelineCodeGen):
             [context, int_const(64, CL_MEM_READ_WRITE), nbytes, Value("ptr", "null"), error],
             "made",
         )
-        ok = f.binop(
-            "and",
-            f.icmp("ne", made, Value("ptr", "null")),
-            f.icmp("eq", f.load("i32", error, 4, "code"), int_const(32, 0)),
-            "ok",
-        )
-        kept = f.select(ok, made, Value("ptr", "null"), "kept")
-        f.store(kept, slot, 8)
+        ok, kept = self._keep_made_buffer(f, made, error, slot)
         f.store(f.select(ok, nbytes, int_const(64, 0), "new_capacity"), capacity_field, 8)
         f.ret(kept)
         self.module.add_function(f.render())
@@ -273,6 +266,13 @@ class _HostCodeGen(PipelineCodeGen):
         context = f.load("ptr", state, 8, "context")
         flags = f.binop("or", access, int_const(64, CL_MEM_USE_HOST_PTR), "flags")
         made = f.call("ptr", "@clCreateBuffer", [context, flags, nbytes, host, error], "made")
+        _, kept = self._keep_made_buffer(f, made, error, slot)
+        f.ret(kept)
+        self.module.add_function(f.render())
+
+    @staticmethod
+    def _keep_made_buffer(f: FunctionBuilder, made: Value, error: Value, slot: Value) -> tuple[Value, Value]:
+        """Whether clCreateBuffer succeeded, and what the slot now keeps: the buffer, or null."""
         ok = f.binop(
             "and",
             f.icmp("ne", made, Value("ptr", "null")),
@@ -281,8 +281,7 @@ class _HostCodeGen(PipelineCodeGen):
         )
         kept = f.select(ok, made, Value("ptr", "null"), "kept")
         f.store(kept, slot, 8)
-        f.ret(kept)
-        self.module.add_function(f.render())
+        return ok, kept
 
     @staticmethod
     def _release_slot(f: FunctionBuilder, slot: Value) -> None:

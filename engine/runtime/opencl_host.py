@@ -198,6 +198,11 @@ class OpenCLPipeline:
             _release_pending()
             _release_state(self._bind, self.host, self._state)
 
+    def call_named(self, given: dict[str, Any], mins: Mapping[str, Sequence[int]] | None = None) -> None:
+        """Run on every argument by name, inputs and outputs in one dict (the CPU pipeline's
+        shortcut for Compiled's common call; here the same checks as any call)."""
+        self(given, None, mins=mins)
+
     def __call__(
         self,
         args: Mapping[str, Any] | None = None,
