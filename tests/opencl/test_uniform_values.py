@@ -23,9 +23,11 @@ def _channel_mix(channels: int) -> pw.Func:
     floating = pw.Func("floating")
     floating[x, y, c] = pw.cast(pw.Float(32), clamped[x, y, c]) / pw.f32(65535.0)
     gray = pw.Func("gray")
-    gray[x, y] = pw.f32(0.299) * floating[x, y, 0] + pw.f32(0.587) * floating[x, y, 1] + pw.f32(0.114) * floating[
-        x, y, channels - 1
-    ]
+    gray[x, y] = (
+        pw.f32(0.299) * floating[x, y, 0]
+        + pw.f32(0.587) * floating[x, y, 1]
+        + pw.f32(0.114) * floating[x, y, channels - 1]
+    )
     out = pw.Func("out")
     out[x, y, c] = pw.cast(pw.UInt(16), pw.clamp(floating[x, y, c] / (gray[x, y] + pw.f32(0.01)), 0.0, 1.0) * 65535.0)
     return out
