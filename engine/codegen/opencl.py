@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pixelweave.engine.codegen.opencl_expr import ExprEmitter, c_literal, c_type, memory_type, sanitize
 from pixelweave.engine.codegen.opencl_indices import index_only_lets
 from pixelweave.engine.codegen.opencl_pure_loops import spread_pure_loops
+from pixelweave.engine.codegen.opencl_uniform_values import hoist_uniform_values
 from pixelweave.engine.codegen.opencl_vector import dense_base, lane, vector_c_type
 from pixelweave.engine.errors import CompileError, ScheduleError
 from pixelweave.engine.ir import expr as E
@@ -180,7 +181,7 @@ class _Generator:
         """s with every part that must run on the device replaced by kernel launches."""
         gpu = contains_gpu_loop(s)
         if isinstance(s, For) and s.for_type in _GPU:
-            return KernelLaunch(self.kernel(s, func))
+            return self.launch(s, func)
         if isinstance(s, Block):
             return make_block([self.host(c, func) for c in s.stmts])
         if isinstance(s, ProducerConsumer):
@@ -206,8 +207,8 @@ class _Generator:
             raise CompileError(f"the OpenCL backend cannot run {type(s).__name__} around the GPU loops of `{func}`")
         spread = spread_pure_loops(s)  # a pure definition's loops: across work-items
         if spread is not None:
-            return KernelLaunch(self.kernel(spread, func))
-        return KernelLaunch(self.kernel(s, func))  # serial code with effects: one work-item on the device
+            return self.launch(spread, func)
+        return self.launch(s, func)  # serial code with effects: one work-item on the device
 
     def _check_device_buffer(self, s: Allocate) -> None:
         """Storage outside every kernel is a buffer in global device memory (Heap, Stack,
@@ -232,6 +233,16 @@ class _Generator:
             )
 
     # ------------------------------------------------------------------ kernels
+    def launch(self, root: Stmt, func: str | None) -> Stmt:
+        """The kernel launch for root, inside the host lets of the work-item-invariant
+        values moved out of the kernel (opencl_uniform_values.py)."""
+        prefix = f"{sanitize(self.name)}_k{len(self.kernels)}.uniform"
+        root, values = hoist_uniform_values(root, _bound_names(root), prefix)
+        launch: Stmt = KernelLaunch(self.kernel(root, func))
+        for name, value in reversed(values):
+            launch = LetStmt(name, value, launch)
+        return launch
+
     def kernel(self, root: Stmt, func: str | None) -> Kernel:
         name = f"{sanitize(self.name)}_k{len(self.kernels)}"
         func_name = func or _first_produced(root) or self.name

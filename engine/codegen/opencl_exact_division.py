@@ -11,6 +11,12 @@ the 65536 u16 values for C = 65535). Here the quotient stays the correctly round
 (Brisebarre, Muller and Raina: correctly rounded for most divisors, not all), used only
 where it is proved for the operand's type by trying every one of its 256 or 65536 values
 against the true quotient, when the kernels are generated.
+
+Known cost on pocl: pocl optimises each work-item's code (SLP vectorizer included) before
+it builds the work-item loop, and two of these fma chains side by side (local Laplacian's
+gray: 0.299 * q0 + 0.587 * q1 + 0.114 * q2) are packed into a 2-lane vector there; the loop
+vectorizer then refuses the work-item loop, so that output kernel stays scalar. Halide's
+single inexact multiplication is not worth packing, and its kernel vectorizes.
 """
 
 from __future__ import annotations
