@@ -73,7 +73,7 @@ from pixelweave.engine.runtime.debug_hooks import debug_hook_addresses
 from pixelweave.engine.runtime.memoization_cache import memoize_hook_addresses
 
 CACHE_DIR_ENV = "PIXELWEAVE_CACHE_DIR"
-CODEGEN_VERSION = "pixelweave-llvm-3"
+CODEGEN_VERSION = "pixelweave-llvm-4"
 MEMORY_CACHE_ENTRIES = 64
 DISK_CACHE_ENTRIES = 2000  # the oldest object files beyond this many are deleted
 _OBJECT_MAGIC = b"PWOBJ1\n"
