@@ -58,7 +58,6 @@ from pixelweave.engine.codegen.target import (
     LEVELS,
     TargetSpec,
     check_level,
-    compile_ir_to_object,
     create_target_machine,
     data_layout,
     missing_host_features,
@@ -69,6 +68,7 @@ from pixelweave.engine.ir.types import Type
 from pixelweave.engine.lowered import Argument, LoweredPipeline
 from pixelweave.engine.runtime import error_report, thread_pool
 from pixelweave.engine.runtime.argument_block import ArgumentBlock
+from pixelweave.engine.runtime.compile_worker import compile_module, unbundle_objects
 from pixelweave.engine.runtime.debug_hooks import debug_hook_addresses
 from pixelweave.engine.runtime.memoization_cache import memoize_hook_addresses
 
@@ -130,7 +130,9 @@ class _Jit:
         """Link obj as a new JIT library; `release` names a function that frees the memory
         the library keeps between calls, run before the library's code is unmapped."""
         self._count += 1
-        builder = llvm.JITLibraryBuilder().add_object_img(obj)
+        builder = llvm.JITLibraryBuilder()
+        for part in unbundle_objects(obj):  # a module compiled in parts links as one library
+            builder.add_object_img(part)
         if runtime:
             builder.add_jit_library("pw_runtime")
         builder.add_current_process()
@@ -260,7 +262,7 @@ def _object_code(ir_text: str, spec: TargetSpec, level: str, *, use_cache: bool)
         data = _read_cached_object(path)
         if data is not None:
             return data, True
-    data = compile_ir_to_object(ir_text, spec, level).data
+    data = compile_module(ir_text, spec, level)
     with _lock:
         _statistics["objects_compiled"] += 1
     if use_cache:
