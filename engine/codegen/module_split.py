@@ -18,9 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_DEFINE = re.compile(r"^define (?P<linkage>internal |private )?(?P<ret>.+?) @(?P<name>[A-Za-z0-9_.]+)\((?P<params>.*)\)")
+_DEFINE = re.compile(
+    r"^define (?P<linkage>internal |private )?(?P<ret>.+?) @(?P<name>[A-Za-z0-9_.]+)\((?P<params>.*)\)"
+)
 _MUTABLE_GLOBAL = re.compile(
-    r"^@(?P<name>[A-Za-z0-9_.]+) = (?P<linkage>internal |private )?global (?P<type>.+) zeroinitializer(?P<align>, align \d+)?$"
+    r"^@(?P<name>[A-Za-z0-9_.]+) = (?P<linkage>internal |private )?global (?P<type>.+) zeroinitializer"
+    r"(?P<align>, align \d+)?$"
 )
 _CONSTANT_GLOBAL = re.compile(r"^@[A-Za-z0-9_.]+ = private unnamed_addr constant ")
 _SYMBOL = re.compile(r"@([A-Za-z0-9_.]+)")
@@ -82,7 +85,8 @@ def split_module(ir_text: str, parts: int = 2, *, min_lines: int = 2500, min_sha
                 out.append(line)
             elif i == 0:
                 name = m.group("name")
-                out.append(line.replace(f"@{name} = {m.group('linkage')}global", f"@{name} = global", 1) if name in shared else line)
+                exported = line.replace(f"@{name} = {m.group('linkage') or ''}global", f"@{name} = global", 1)
+                out.append(exported if name in shared else line)
             elif m.group("name") in used:
                 out.append(f"@{m.group('name')} = external global {m.group('type')}{m.group('align') or ''}")
         for name in sorted(used):

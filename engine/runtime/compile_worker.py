@@ -106,14 +106,16 @@ class _Worker:
             close_fds=True,
         )
         self.ready = False
+        self._greeting_lock = threading.Lock()
 
     def poll_ready(self) -> bool:
         """Whether the worker has said it is ready (reads its greeting without waiting)."""
-        if not self.ready and self.process.poll() is None:
-            readable, _, _ = select.select([self.process.stdout], [], [], 0)
-            if readable:
-                greeting = _read_frame(self.process.stdout)
-                self.ready = greeting == {"ready": True}
+        with self._greeting_lock:
+            if not self.ready and self.process.poll() is None:
+                readable, _, _ = select.select([self.process.stdout], [], [], 0)
+                if readable:
+                    greeting = _read_frame(self.process.stdout)
+                    self.ready = greeting == {"ready": True}
         return self.ready and self.process.poll() is None
 
     def kill(self) -> None:
@@ -135,22 +137,32 @@ _statistics = {"jobs": 0, "fallbacks": 0, "worker_cpu_seconds": 0.0, "started": 
 
 def worker_enabled() -> bool:
     """Whether this process may use a compile worker (not in a frozen bundle, not turned off)."""
-    return os.environ.get(WORKER_ENV, "1") != "0" and not getattr(sys, "frozen", False) and _failures < MAX_WORKER_FAILURES
+    turned_off = os.environ.get(WORKER_ENV, "1") == "0"
+    return not turned_off and not getattr(sys, "frozen", False) and _failures < MAX_WORKER_FAILURES
 
 
-def start_compile_worker() -> None:
-    """Start the worker in the background if it is not running (returns at once)."""
+def start_compile_worker(wait_seconds: float = 0.0) -> bool:
+    """Start the worker in the background if it is not running; wait up to wait_seconds
+    for it to be ready (an editor starts it at launch without waiting; a benchmark waits).
+    Whether it is ready."""
     global _worker, _failures
     if not worker_enabled():
-        return
+        return False
     with _lock:
-        if _worker is not None and _worker.owner_pid == os.getpid() and _worker.process.poll() is None:
-            return
-        try:
-            _worker = _Worker()
-            _statistics["started"] += 1
-        except OSError:
-            _worker, _failures = None, _failures + 1
+        if _worker is None or _worker.owner_pid != os.getpid() or _worker.process.poll() is not None:
+            try:
+                _worker = _Worker()
+                _statistics["started"] += 1
+            except OSError:
+                _worker, _failures = None, _failures + 1
+                return False
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        if _ready_worker(start=False) is not None:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
 
 
 def stop_compile_worker() -> None:
@@ -175,12 +187,13 @@ def worker_statistics() -> dict[str, float]:
         return dict(_statistics)
 
 
-def _ready_worker() -> _Worker | None:
-    """The worker if it is ready now; otherwise starts one for later and returns None."""
+def _ready_worker(*, start: bool = True) -> _Worker | None:
+    """The worker if it is ready now; otherwise None, having started one for later if `start`."""
     with _lock:
         worker = _worker
     if worker is None or worker.owner_pid != os.getpid() or worker.process.poll() is not None:
-        start_compile_worker()
+        if start:
+            start_compile_worker()
         return None
     try:
         return worker if worker.poll_ready() else None
