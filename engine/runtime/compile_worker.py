@@ -11,7 +11,7 @@ the job) compile in this process as before: never a crash, never a hang.
 The worker is `python -m pixelweave.engine.runtime.compile_worker`, started in the
 background (`start_compile_worker`, or lazily by the first compile) — a fresh interpreter,
 never a fork of a process that may run Qt or native threads. It exits when this process
-does (its stdin closes; on Linux also a parent-death signal). It reports the CPU seconds of
+does (its stdin closes, or its parent process id changes). It reports the CPU seconds of
 each job, so benchmarks can count them (`worker_statistics`). PIXELWEAVE_COMPILE_WORKER=0
 turns it off.
 """
@@ -22,7 +22,6 @@ import contextlib
 import os
 import pickle
 import select
-import signal
 import struct
 import subprocess
 import sys
@@ -39,6 +38,9 @@ WORKER_ENV = "PIXELWEAVE_COMPILE_WORKER"
 REPLY_TIMEOUT_SECONDS = 10.0
 REPLY_TIMEOUT_FACTOR = 4.0
 MAX_WORKER_FAILURES = 3  # then this process stops starting workers
+# Modules shorter than this many lines of IR compile whole: LLVM takes about 0.1 s on 2500
+# lines, and below that the split and the pipe cost more than the second core saves.
+SPLIT_MIN_LINES = 2500
 _BUNDLE_MAGIC = b"PWBUNDLE1\n"
 _HEADER = struct.Struct("<Q")
 
@@ -58,14 +60,17 @@ def unbundle_objects(data: bytes) -> list[bytes]:
     if not data.startswith(_BUNDLE_MAGIC):
         return [data]
     offset = len(_BUNDLE_MAGIC)
-    (count,) = _HEADER.unpack_from(data, offset)
-    offset += _HEADER.size
     objects = []
-    for _ in range(count):
-        (size,) = _HEADER.unpack_from(data, offset)
+    try:
+        (count,) = _HEADER.unpack_from(data, offset)
         offset += _HEADER.size
-        objects.append(data[offset : offset + size])
-        offset += size
+        for _ in range(count):
+            (size,) = _HEADER.unpack_from(data, offset)
+            offset += _HEADER.size
+            objects.append(data[offset : offset + size])
+            offset += size
+    except struct.error as exc:
+        raise ValueError("corrupted object bundle") from exc
     if offset != len(data) or any(len(o) == 0 for o in objects):
         raise ValueError("corrupted object bundle")
     return objects
@@ -215,7 +220,7 @@ def _worker_failed(worker: _Worker) -> None:
 def compile_module(ir_text: str, spec: TargetSpec, level: str) -> bytes:
     """Object code for ir_text (a bundle when it was compiled in two parts at once)."""
     worker = _ready_worker() if worker_enabled() else None
-    parts = split_module(ir_text) if worker is not None else None
+    parts = split_module(ir_text, min_lines=SPLIT_MIN_LINES) if worker is not None else None
     if worker is None or parts is None or not _busy.acquire(blocking=False):
         return compile_ir_to_object(ir_text, spec, level).data
     try:
@@ -265,14 +270,17 @@ def _compile_parts(worker: _Worker, parts: list[str], spec: TargetSpec, level: s
 
 
 def _exit_with_parent() -> None:
-    """Linux: the kernel kills this process when its parent dies (PR_SET_PDEATHSIG)."""
-    with contextlib.suppress(Exception):
-        import ctypes
+    """Exit when the parent process is gone, even mid-compile or while a forked child of
+    the parent still holds our stdin open. (Not PR_SET_PDEATHSIG: it fires when the parent's
+    *thread* that started us ends, and compiles run on short-lived threads.)"""
+    parent = os.getppid()
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() == 1:
-        sys.exit(0)
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="pixelweave-compile-worker-watchdog", daemon=True).start()
 
 
 def main() -> None:

@@ -18,6 +18,10 @@ code, the runtime's object code and the calling metadata, which `load_native_cod
 there without lowering or LLVM. `compile_statistics()` counts the work done in this
 process, so callers can check that nothing was recompiled.
 
+On a miss, a large module compiles in two parts at once, one in a worker process
+(compile_worker.py); its object code is then a bundle of two objects, linked as one library
+and cached as one entry.
+
 Linking uses llvmlite's LLJIT, which raises on unresolved symbols (MCJIT silently leaves
 them at address 0). The parallel runtime (thread_pool.py) is one JIT library per process,
 linked once and never unloaded, because its worker threads live as long as the process.
