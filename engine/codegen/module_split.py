@@ -26,8 +26,7 @@ _MUTABLE_GLOBAL = re.compile(
     r"(?P<align>, align \d+)?$"
 )
 _CONSTANT_GLOBAL = re.compile(r"^@[A-Za-z0-9_.]+ = private unnamed_addr constant ")
-_SYMBOL = re.compile(r"@([A-Za-z0-9_.]+)")
-_DIRECT_CALL = re.compile(r"\bcall [^@]*@([A-Za-z0-9_.]+)\(")
+_SYMBOL = re.compile(r"@([A-Za-z0-9_.]+)(\(?)")  # a symbol and, when it is called directly, "("
 
 
 @dataclass
@@ -44,8 +43,8 @@ def split_module(ir_text: str, parts: int = 2, *, min_lines: int = 2500, min_sha
     does not pay: fewer than min_lines lines, or the smallest part under min_share of them
     (one function holds most of the code), or text this splitter does not know."""
     lines = ir_text.split("\n")
-    if parts < 2 or len(lines) < min_lines:
-        return None
+    if parts < 2 or len(lines) < min_lines or _largest_function_lines(lines) > (1 - min_share) * len(lines):
+        return None  # (the last test is quick and rules out a module that one function dominates)
     try:
         prologue, functions, epilogue = _parse(lines)
     except ValueError:
@@ -105,6 +104,16 @@ def split_module(ir_text: str, parts: int = 2, *, min_lines: int = 2500, min_sha
     return texts
 
 
+def _largest_function_lines(lines: list[str]) -> int:
+    largest, start = 0, None
+    for i, line in enumerate(lines):
+        if line.startswith("define "):
+            start = i
+        elif line == "}" and start is not None:
+            largest, start = max(largest, i - start + 1), None
+    return largest
+
+
 def _parse(lines: list[str]) -> tuple[list[str], list[_Function], list[str]]:
     """The lines before the first function, the functions, the lines after the last one."""
     prologue: list[str] = []
@@ -121,11 +130,10 @@ def _parse(lines: list[str]) -> tuple[list[str], list[_Function], list[str]]:
                 raise ValueError(f"unknown function header {line[:80]!r}")
             end = lines.index("}", i)
             body = lines[i : end + 1]
-            text = "\n".join(body)
-            functions.append(
-                _Function(header.group("name"), body, header, set(_SYMBOL.findall(text)) - {header.group("name")},
-                          set(_DIRECT_CALL.findall(text)))
-            )  # fmt: skip
+            references = set(_SYMBOL.findall("\n".join(body[1:])))
+            uses = {symbol for symbol, _ in references}
+            calls = {symbol for symbol, paren in references if paren}
+            functions.append(_Function(header.group("name"), body, header, uses, calls))
             i = end + 1
             continue
         if functions:
