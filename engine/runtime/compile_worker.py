@@ -241,7 +241,7 @@ def _compile_parts(worker: _Worker, parts: list[str], spec: TargetSpec, level: s
             _write_frame(worker.process.stdin, job)
             reply.update(_read_frame(worker.process.stdout))
         except (OSError, EOFError, ValueError, pickle.UnpicklingError) as exc:
-            reply["error"] = f"{type(exc).__name__}: {exc}"
+            reply["broken"] = f"{type(exc).__name__}: {exc}"
 
     thread = threading.Thread(target=exchange, name="pixelweave-compile-worker-io", daemon=True)
     thread.start()
@@ -253,14 +253,17 @@ def _compile_parts(worker: _Worker, parts: list[str], spec: TargetSpec, level: s
                 objects[i] = compile_ir_to_object(part, spec, level).data
     finally:
         thread.join(REPLY_TIMEOUT_SECONDS + REPLY_TIMEOUT_FACTOR * (time.perf_counter() - start))
-        if thread.is_alive() or "object" not in reply:
-            _worker_failed(worker)  # killing it ends the exchange thread's read
+        if thread.is_alive() or "broken" in reply:
+            _worker_failed(worker)  # died or hung; killing it ends the exchange thread's read
             thread.join(5)
+    with _lock:
+        _statistics["worker_cpu_seconds"] += reply.get("cpu_seconds", 0.0)
+        if "object" in reply:
+            _statistics["jobs"] += 1
+        elif "error" in reply:
+            _statistics["fallbacks"] += 1  # the worker refused the job; it stays
     if "object" in reply:
         objects[remote] = reply["object"]
-        with _lock:
-            _statistics["jobs"] += 1
-            _statistics["worker_cpu_seconds"] += reply.get("cpu_seconds", 0.0)
     else:
         objects[remote] = compile_ir_to_object(parts[remote], spec, level).data
     return [objects[i] for i in range(len(parts))]
@@ -289,8 +292,11 @@ def main() -> None:
     _exit_with_parent()
     from pixelweave.engine.codegen.target import initialize_llvm
 
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing else may write into the reply pipe
+    # Nothing else may write into the reply pipe: file descriptor 1 (LLVM's and print's)
+    # becomes stderr, and replies go to a private duplicate of the pipe.
+    stdin, stdout = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     initialize_llvm()
     _write_frame(stdout, {"ready": True})
     while True:
