@@ -19,7 +19,7 @@ from pixelweave.engine.codegen.module_split import split_module
 from pixelweave.engine.codegen.target import data_layout, initialize_llvm, resolve_target
 from pixelweave.engine.lower import lower
 from pixelweave.engine.runtime import compile_worker
-from pixelweave.engine.runtime.jit import compile_pipeline, load_native_code
+from pixelweave.engine.runtime.jit import clear_memory_cache, compile_pipeline, compile_statistics, load_native_code
 
 import pixelweave as pw
 
@@ -205,3 +205,21 @@ def test_object_bundles_round_trip_and_reject_corruption() -> None:
     assert compile_worker.unbundle_objects(b"\x7fELF plain") == [b"\x7fELF plain"]
     with pytest.raises(ValueError):
         compile_worker.unbundle_objects(bundle[:-1])
+
+
+def test_split_object_is_cached_as_one_entry(worker, image: np.ndarray) -> None:
+    """The two objects of a split compile go to the disk cache together and link from it."""
+    pipeline = chain_pipeline(10)
+    want = pipeline.realize_reference([WIDTH, HEIGHT], {"input": image})
+    jobs = compile_worker.worker_statistics()["jobs"]
+    first = compile_pipeline(lower(pipeline).lowered, level="full")
+    assert first.cache_hit is None and compile_worker.worker_statistics()["jobs"] == jobs + 1
+    np.testing.assert_array_equal(run(first, image), want)
+    clear_memory_cache()
+    compiled = compile_statistics()["objects_compiled"]
+    again = compile_pipeline(lower(chain_pipeline(10)).lowered, level="full")
+    assert again.cache_hit == "disk" and compile_statistics()["objects_compiled"] == compiled
+    assert len(compile_worker.unbundle_objects(again.native_code().object_code)) == 2
+    np.testing.assert_array_equal(run(again, image), want)
+    # The pre-lowering cache files the bundle too: a fresh pipeline realizes without LLVM.
+    np.testing.assert_array_equal(chain_pipeline(10).realize([WIDTH, HEIGHT], {"input": image}), want)
