@@ -37,6 +37,12 @@ class _Function:
     uses: set[str]
     calls: set[str]
 
+    @property
+    def weight(self) -> int:
+        """LLVM's work on the function, estimated by the length of its text (balanced the
+        parts' compile times better than lines: interpolate's 0.60/0.46 s against 0.41/0.68)."""
+        return sum(len(line) + 1 for line in self.lines)
+
 
 def split_module(ir_text: str, parts: int = 2, *, min_lines: int = 2500, min_share: float = 0.2) -> list[str] | None:
     """ir_text as `parts` modules that together define what it defines, or None when that
@@ -52,10 +58,10 @@ def split_module(ir_text: str, parts: int = 2, *, min_lines: int = 2500, min_sha
     groups = _call_groups(functions)
     sizes = [0] * parts
     assignment: list[list[_Function]] = [[] for _ in range(parts)]
-    for group in sorted(groups, key=lambda g: (-sum(len(f.lines) for f in g), g[0].name)):
+    for group in sorted(groups, key=lambda g: (-sum(f.weight for f in g), g[0].name)):
         lightest = min(range(parts), key=lambda i: (sizes[i], i))
         assignment[lightest].extend(group)
-        sizes[lightest] += sum(len(f.lines) for f in group)
+        sizes[lightest] += sum(f.weight for f in group)
     if min(sizes) < min_share * sum(sizes):
         return None
     owner = {f.name: i for i, part in enumerate(assignment) for f in part}
