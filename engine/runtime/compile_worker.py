@@ -165,7 +165,9 @@ def start_compile_worker(wait_seconds: float = 0.0) -> bool:
     while True:
         if _ready_worker(start=False) is not None:
             return True
-        if time.monotonic() >= deadline:
+        with _lock:
+            starting = _worker
+        if starting is None or starting.process.poll() is not None or time.monotonic() >= deadline:
             return False
         time.sleep(0.01)
 
@@ -194,10 +196,14 @@ def worker_statistics() -> dict[str, float]:
 
 def _ready_worker(*, start: bool = True) -> _Worker | None:
     """The worker if it is ready now; otherwise None, having started one for later if `start`."""
+    global _failures, _worker
     with _lock:
         worker = _worker
+        if worker is not None and worker.process.poll() is not None and not worker.ready:
+            _failures += 1  # it died before it was ready: a worker that cannot start is not retried forever
+            _worker = None
     if worker is None or worker.owner_pid != os.getpid() or worker.process.poll() is not None:
-        if start:
+        if start and worker_enabled():
             start_compile_worker()
         return None
     try:

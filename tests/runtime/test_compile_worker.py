@@ -223,3 +223,20 @@ def test_split_object_is_cached_as_one_entry(worker, image: np.ndarray) -> None:
     np.testing.assert_array_equal(run(again, image), want)
     # The pre-lowering cache files the bundle too: a fresh pipeline realizes without LLVM.
     np.testing.assert_array_equal(chain_pipeline(10).realize([WIDTH, HEIGHT], {"input": image}), want)
+
+
+def test_worker_that_cannot_start_is_given_up(worker, monkeypatch: pytest.MonkeyPatch, image: np.ndarray) -> None:
+    """A worker that exits before it is ready: compiles stay in-process, and after
+    MAX_WORKER_FAILURES such starts none is tried again."""
+    compile_worker.stop_compile_worker()
+    monkeypatch.setattr(compile_worker, "MAX_WORKER_FAILURES", compile_worker.worker_statistics()["started"] + 100)
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    assert not compile_worker.start_compile_worker(wait_seconds=30)
+    monkeypatch.setattr(compile_worker, "MAX_WORKER_FAILURES", 0)
+    before = compile_worker.worker_statistics()
+    pipeline = chain_pipeline(9)
+    fn = compile_pipeline(lower(pipeline).lowered, level="fast", cache=False)
+    np.testing.assert_array_equal(run(fn, image), pipeline.realize_reference([WIDTH, HEIGHT], {"input": image}))
+    after = compile_worker.worker_statistics()
+    assert after["jobs"] == before["jobs"] and after["started"] == before["started"]
+    assert not compile_worker.start_compile_worker(wait_seconds=1)
