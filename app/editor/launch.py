@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from pixelweave.app.editor.main_window import MainWindow
+from pixelweave.engine.runtime.compile_worker import start_compile_worker
 from pixelweave.nodes.node_type import node_type
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -103,6 +104,10 @@ def run_editor(argv: list[str]) -> int:
     app.setOrganizationName("Pixelweave")
     app.setDesktopFileName(APP_ID)  # Wayland and task bars match the window to the desktop entry
     app.setWindowIcon(window_icon())
+    if not args.screenshot:
+        # The fused pipeline's LLVM work splits across two processes; starting the worker
+        # now, in the background, lets the first large compile use it.
+        start_compile_worker()
     window = MainWindow()
     if args.screenshot:
         width, _, height = args.size.partition("x")

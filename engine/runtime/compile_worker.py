@@ -9,7 +9,8 @@ links into one library. Small modules, a worker not started or not yet ready, a 
 the job) compile in this process as before: never a crash, never a hang.
 
 The worker is `python -m pixelweave.engine.runtime.compile_worker`, started in the
-background (`start_compile_worker`, or lazily by the first compile) — a fresh interpreter,
+background (`start_compile_worker`, or lazily by the first compile of a
+module large enough to split) — a fresh interpreter,
 never a fork of a process that may run Qt or native threads. It exits when this process
 does (its stdin closes, or its parent process id changes). It reports the CPU seconds of
 each job, so benchmarks can count them (`worker_statistics`). PIXELWEAVE_COMPILE_WORKER=0
@@ -225,8 +226,9 @@ def _worker_failed(worker: _Worker) -> None:
 
 def compile_module(ir_text: str, spec: TargetSpec, level: str) -> bytes:
     """Object code for ir_text (a bundle when it was compiled in two parts at once)."""
-    worker = _ready_worker() if worker_enabled() else None
-    parts = split_module(ir_text, min_lines=SPLIT_MIN_LINES) if worker is not None else None
+    # Split first: a process that only compiles small modules never starts a worker.
+    parts = split_module(ir_text, min_lines=SPLIT_MIN_LINES) if worker_enabled() else None
+    worker = _ready_worker() if parts is not None else None
     if worker is None or parts is None or not _busy.acquire(blocking=False):
         return compile_ir_to_object(ir_text, spec, level).data
     try:
