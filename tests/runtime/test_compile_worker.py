@@ -240,3 +240,18 @@ def test_worker_that_cannot_start_is_given_up(worker, monkeypatch: pytest.Monkey
     after = compile_worker.worker_statistics()
     assert after["jobs"] == before["jobs"] and after["started"] == before["started"]
     assert not compile_worker.start_compile_worker(wait_seconds=1)
+
+
+def test_small_modules_start_no_worker(monkeypatch: pytest.MonkeyPatch, image: np.ndarray) -> None:
+    """A process that compiles only modules too small to split never pays for a worker."""
+    monkeypatch.setenv(compile_worker.WORKER_ENV, "1")
+    monkeypatch.setattr(compile_worker, "MAX_WORKER_FAILURES", 10**6)
+    compile_worker.stop_compile_worker()
+    clear_memory_cache()
+    fn = compile_pipeline(lower(chain_pipeline(2)).lowered, level="fast", cache=False)
+    assert compile_worker.worker_process_id() is None
+    assert np.isfinite(run(fn, image)).all()
+    monkeypatch.setattr(compile_worker, "SPLIT_MIN_LINES", 0)
+    compile_pipeline(lower(chain_pipeline(4)).lowered, level="fast", cache=False)
+    assert compile_worker.worker_process_id() is not None  # a module worth splitting starts one
+    compile_worker.stop_compile_worker()
