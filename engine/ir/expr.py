@@ -93,7 +93,7 @@ class Expr(metaclass=ExprMeta):
         try:
             return self._key
         except AttributeError:
-            k = _Key((type(self).__name__, self._type, *self._fields(), *(c.key() for c in self.children())))
+            k = _Key((type(self).__name__, self._type, *self._fields(), *[c.key() for c in self.children()]))
             k = _intern(k)
             object.__setattr__(self, "_key", k)
             return k
@@ -177,10 +177,15 @@ class BinaryOp(Expr):
 
     __slots__ = ("a", "b")
     symbol = "?"
+    _compares = False  # whether result_type is not the operands' type
 
     def __init__(self, a: Expr, b: Expr) -> None:
-        assert a.type() == b.type(), (self.symbol, a.type(), b.type())
-        self._init(_type=self.result_type(a.type()), a=a, b=b)
+        t = a._type
+        assert t == b._type, (self.symbol, t, b._type)
+        # Slot setters called directly: building nodes is the simplifier's hot path.
+        _set_type(self, self.result_type(t) if self._compares else t)
+        _set_a(self, a)
+        _set_b(self, b)
 
     @staticmethod
     def result_type(t: Type) -> Type:
@@ -188,6 +193,11 @@ class BinaryOp(Expr):
 
     def children(self) -> tuple[Expr, ...]:
         return (self.a, self.b)
+
+
+_set_type = Expr._type.__set__  # type: ignore[attr-defined]
+_set_a = BinaryOp.a.__set__  # type: ignore[attr-defined]
+_set_b = BinaryOp.b.__set__  # type: ignore[attr-defined]
 
 
 class Add(BinaryOp):
@@ -231,6 +241,7 @@ class Max(BinaryOp):
 
 class Compare(BinaryOp):
     __slots__ = ()
+    _compares = True
 
     @staticmethod
     def result_type(t: Type) -> Type:

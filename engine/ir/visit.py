@@ -35,12 +35,17 @@ def find_calls(e: E.Expr) -> list[E.Call]:
 def rebuild(e: E.Expr, children: tuple[E.Expr, ...]) -> E.Expr:
     """A copy of e with new children (e itself when they are the same objects)."""
     old = e.children()
-    if all(a is b for a, b in zip(old, children, strict=True)):
+    if len(old) != len(children):
+        raise ValueError(f"{type(e).__name__} has {len(old)} children, not {len(children)}")
+    for a, b in zip(old, children):
+        if a is not b:
+            break
+    else:
         return e
-    if isinstance(e, E.Cast):
-        return E.Cast(e.type(), children[0])
     if isinstance(e, E.BinaryOp):
         return type(e)(children[0], children[1])
+    if isinstance(e, E.Cast):
+        return E.Cast(e.type(), children[0])
     if isinstance(e, E.Not):
         return E.Not(children[0])
     if isinstance(e, E.Select):
