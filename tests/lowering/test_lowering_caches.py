@@ -1,0 +1,90 @@
+"""The caches that make lowering fast never change what it computes: a simplified
+expression is its own simplification (the simplifier remembers results as fixed points),
+Types are shared objects that still equal ones made apart, and statement mutators find
+each class's own visit method."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Float, Int, Type
+from pixelweave.engine.lower.simplify import clear_simplify_cache, simplify
+from pixelweave.engine.stmt import Evaluate, For, ForType, make_block
+from pixelweave.engine.stmt_visit import StmtMutator
+
+I32 = Int(32)
+NAMES = ["a", "b", "c"]
+
+
+def random_tree(rng: random.Random, depth: int) -> E.Expr:
+    if depth == 0 or rng.random() < 0.2:
+        leaf = E.Variable(rng.choice(NAMES), I32, "param")
+        offset = rng.randint(-3, 3)
+        return E.Add(leaf, E.Const(I32, offset)) if offset else leaf
+    op = rng.choice([E.Min, E.Max, E.Add, E.Sub, E.Mul, E.Div, E.Select])
+    if op is E.Mul:
+        return E.Mul(random_tree(rng, depth - 1), E.Const(I32, rng.randint(-3, 4)))
+    if op is E.Div:
+        return E.Div(random_tree(rng, depth - 1), E.Const(I32, rng.randint(1, 4)))
+    if op is E.Select:
+        cond = E.LT(random_tree(rng, depth - 1), random_tree(rng, depth - 1))
+        return E.Select(cond, random_tree(rng, depth - 1), random_tree(rng, depth - 1))
+    return op(random_tree(rng, depth - 1), random_tree(rng, depth - 1))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_simplified_expression_simplifies_to_itself_with_or_without_the_cache(seed):
+    rng = random.Random(seed)
+    for _ in range(80):
+        e = random_tree(rng, 5)
+        clear_simplify_cache()
+        once = simplify(e)
+        assert simplify(once) is once  # remembered as its own simplification
+        clear_simplify_cache()
+        assert simplify(once).same_as(once)  # and that is what simplifying it again gives
+
+
+def test_types_made_apart_equal_the_shared_ones():
+    assert Int(32) is Int(32)
+    assert Type("int", 32) == Int(32) and Type("int", 32) is not Int(32)
+    assert hash(Type("int", 32)) == hash(Int(32))
+    assert {Type("float", 32, 8): 1}[Float(32).with_lanes(8)] == 1
+    assert Int(32) != Int(16) and Int(32) != Float(32) and Int(32) != Int(32).with_lanes(4)
+    assert Int(32).with_lanes(4).element_of() is Int(32)
+    e = E.Add(E.Variable("x", Type("int", 32)), E.Const(I32, 1))  # operands' types agree
+    assert e.type() == I32
+
+
+def test_each_mutator_class_uses_its_own_visit_methods():
+    loop = For("x", E.Const(I32, 0), E.Const(I32, 4), ForType.SERIAL, Evaluate(E.Const(I32, 0)))
+    stmt = make_block([loop, Evaluate(E.Const(I32, 1))])
+    seen: list[str] = []
+
+    class Loops(StmtMutator):
+        def visit_For(self, s):  # noqa: N802
+            seen.append("loops")
+            return s
+
+    class Evaluates(StmtMutator):
+        def visit_Evaluate(self, s):  # noqa: N802
+            seen.append("evaluates")
+            return s
+
+    class LoopsToo(Loops):
+        def visit_For(self, s):  # noqa: N802
+            seen.append("loops too")
+            return self.default(s)
+
+    Loops().mutate(stmt)
+    assert seen == ["loops"]
+    seen.clear()
+    Evaluates().mutate(stmt)
+    assert seen == ["evaluates", "evaluates"]
+    seen.clear()
+    LoopsToo().mutate(stmt)
+    assert seen == ["loops too"]
+    seen.clear()
+    Loops().mutate(stmt)
+    assert seen == ["loops"]
