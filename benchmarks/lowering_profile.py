@@ -29,8 +29,9 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "resources" / "examples"
 
 
 def _lower_app(name: str):
-    import pixelweave as pw
     from pixelweave.engine.lower import lower
+
+    import pixelweave as pw
 
     out, _ = APPS[name](pw)
     return lower(pw.Pipeline(out))

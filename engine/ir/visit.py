@@ -37,7 +37,7 @@ def rebuild(e: E.Expr, children: tuple[E.Expr, ...]) -> E.Expr:
     old = e.children()
     if len(old) != len(children):
         raise ValueError(f"{type(e).__name__} has {len(old)} children, not {len(children)}")
-    for a, b in zip(old, children):
+    for a, b in zip(old, children, strict=False):  # lengths checked above
         if a is not b:
             break
     else:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pixelweave.engine.ir import expr as E
 
-
 _NO_NAMES: frozenset[str] = frozenset()
 
 

@@ -63,17 +63,17 @@ def test_each_mutator_class_uses_its_own_visit_methods():
     seen: list[str] = []
 
     class Loops(StmtMutator):
-        def visit_For(self, s):  # noqa: N802
+        def visit_For(self, s):
             seen.append("loops")
             return s
 
     class Evaluates(StmtMutator):
-        def visit_Evaluate(self, s):  # noqa: N802
+        def visit_Evaluate(self, s):
             seen.append("evaluates")
             return s
 
     class LoopsToo(Loops):
-        def visit_For(self, s):  # noqa: N802
+        def visit_For(self, s):
             seen.append("loops too")
             return self.default(s)
 
