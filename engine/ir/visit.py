@@ -9,6 +9,9 @@ from pixelweave.engine.ir import expr as E
 
 def walk(e: E.Expr) -> Iterator[E.Expr]:
     """Every node of the tree, each shared node once, parents before children."""
+    if not e.children():  # a leaf (most questions asked of bounds are about one)
+        yield e
+        return
     seen: set[int] = set()
     stack = [e]
     while stack:
@@ -74,7 +77,8 @@ def mutate(e: E.Expr, fn: Callable[[E.Expr], E.Expr | None]) -> E.Expr:
             return hit
         replaced = fn(node)
         if replaced is None:
-            replaced = rebuild(node, tuple(go(c) for c in node.children()))
+            children = node.children()
+            replaced = rebuild(node, tuple([go(c) for c in children])) if children else node
         memo[id(node)] = replaced
         return replaced
 
