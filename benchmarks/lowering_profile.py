@@ -5,7 +5,8 @@ of the lowering changes none of its output.
     python -m benchmarks.lowering_profile --passes [--apps local_laplacian ...] [--repeats 3]
     python -m benchmarks.lowering_profile --profile APP [--sort tottime] [--limit 40]
 
---dump writes, per benchmark app (benchmarks/apps.py) and per example document
+--dump writes, per benchmark app (benchmarks/apps.py; with gpu=True also the OpenCL source
+and host statement, where the app has a GPU schedule) and per example document
 (resources/examples/*.json, through nodes), the loop nest and the fully lowered statement
 as text; `diff -r` two dumps taken before and after a change. --passes prints the CPU time of
 the whole lowering (the least of --repeats) and each pass's wall time from that run.
@@ -25,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.compile_latency import APPS
 
+GPU_APPS = ["blur", "unsharp", "harris", "bilateral_grid", "local_laplacian"]  # apps with gpu=True
 EXAMPLES = Path(__file__).resolve().parent.parent / "resources" / "examples"
 
 
@@ -48,6 +50,16 @@ def dump(directory: Path) -> None:
         (directory / f"app-{name}.loop_nest.txt").write_text(loop_nest_to_string(result.loop_nest))
         (directory / f"app-{name}.stmt.txt").write_text(stmt_to_string(result.lowered.body))
         print(name, flush=True)
+    for name in GPU_APPS:
+        from pixelweave.engine.codegen.opencl import generate_opencl
+        from pixelweave.engine.lower import lower
+
+        import pixelweave as pw
+
+        out, _ = APPS[name](pw, gpu=True)
+        program = generate_opencl(lower(pw.Pipeline(out), target="opencl").lowered)
+        (directory / f"app-{name}.opencl.txt").write_text(program.source + "\n" + stmt_to_string(program.host))
+        print(name, "(OpenCL)", flush=True)
     for path in sorted(EXAMPLES.glob("*.json")):
         built = build_document(read_document(path), check_lowering=False)
         (directory / f"example-{path.stem}.loop_nest.txt").write_text(built.loop_nest())
