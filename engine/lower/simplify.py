@@ -190,10 +190,6 @@ def simplify(e: E.Expr) -> E.Expr:
                 if len(_cache) > CACHE_LIMIT:
                     _cache.clear()
                 _cache[key] = hit
-                if hit is not node and hit.children():
-                    # A result is its own simplification: later passes simplify their
-                    # input again (the final pass runs twice), and would redo it all.
-                    _cache.setdefault(hit.key(), hit)
             memo[id(node)] = hit
         return hit
 
