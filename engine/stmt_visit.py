@@ -25,6 +25,10 @@ def stmt_exprs(s: Stmt) -> Iterator[E.Expr]:
                 yield c
 
 
+_UNKNOWN = object()
+_visit_methods: dict[type, dict[type, Callable | None]] = {}
+
+
 class StmtMutator:
     """Rebuilds statements bottom-up; override `visit_<Class>` or `mutate_expr`.
 
@@ -38,9 +42,17 @@ class StmtMutator:
     def mutate(self, s: Stmt | None) -> Stmt | None:
         if s is None:
             return None
-        visit = getattr(self, f"visit_{type(s).__name__}", None)
+        # The method for each statement class is looked up once per mutator class (a
+        # getattr with a formatted name per node was a visible part of every pass).
+        methods = _visit_methods.get(type(self))
+        if methods is None:
+            methods = _visit_methods[type(self)] = {}
+        cls = type(s)
+        visit = methods.get(cls, _UNKNOWN)
+        if visit is _UNKNOWN:
+            visit = methods[cls] = getattr(type(self), f"visit_{cls.__name__}", None)
         if visit is not None:
-            return visit(s)
+            return visit(self, s)
         return self.default(s)
 
     def default(self, s: Stmt) -> Stmt:

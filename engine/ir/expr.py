@@ -7,6 +7,9 @@ Every node carries its element type. Nodes compare structurally through `key()`;
 from __future__ import annotations
 
 import math
+import threading
+import weakref
+from collections.abc import Hashable
 from typing import Any
 
 from pixelweave.engine.errors import CompileError
@@ -14,31 +17,78 @@ from pixelweave.engine.ir.callable_fields import CallableStr
 from pixelweave.engine.ir.types import Bool, Float, Int, Type
 
 
-class _Key(tuple):
-    """A structural key that remembers its hash: keys nest, and a plain tuple rehashes the
-    whole tree on every dictionary lookup (quadratic time on deep expressions)."""
+class _Key:
+    """A structural key: the one object for each structure among live keys.
 
-    def __hash__(self) -> int:
-        try:
-            return self.__dict__["hash"]
-        except KeyError:
-            h = self.__dict__["hash"] = tuple.__hash__(self)
-            return h
+    `parts` is (node class, type, fields, children's keys). Equal structures share one key
+    object (see _interned), so keys compare and hash by identity, in C: a dictionary lookup
+    or a comparison costs the same for a deep expression as for a leaf, where a nested
+    tuple compares (and hashes) its whole tree, which is exponential in depth for the DAGs
+    bounds make. The repr is the structure's, as the nested tuple's was."""
+
+    __slots__ = ("__weakref__", "parts")
+
+    def __init__(self, parts: tuple) -> None:
+        self.parts = parts
+
+    def __repr__(self) -> str:
+        return repr(self.parts)
+
+    def __reduce__(self) -> tuple:
+        return (_interned, (self.parts,))  # unpickled or copied: the live key of that structure
 
 
-# Equal keys are one object: comparing two keys then stops at their children's identity.
-# Without it, comparing equal expressions built apart walks them as trees, which is
-# exponential in depth for DAGs (bounds share their lets' values many times over).
-_interned_keys: dict[_Key, _Key] = {}
-INTERNED_KEYS_LIMIT = 400_000
+class _KeyRef(weakref.ref):
+    """A weak reference to a key that knows the parts it is filed under."""
+
+    __slots__ = ("parts",)
+
+    def __new__(cls, key: _Key, callback: Any, parts: tuple) -> _KeyRef:
+        ref = super().__new__(cls, key, callback)
+        ref.parts = parts
+        return ref
+
+    def __init__(self, key: _Key, callback: Any, parts: tuple) -> None:
+        super().__init__(key, callback)
 
 
-def _intern(key: _Key) -> _Key:
-    """The one key object equal to key (forgets all when the table is full; keys made
-    before stay correct, only slower to compare)."""
-    if len(_interned_keys) > INTERNED_KEYS_LIMIT:
-        _interned_keys.clear()
-    return _interned_keys.setdefault(key, key)
+# Live keys by their parts. Weak, so the table holds only keys some expression (or cache)
+# still holds, and needs no size limit: every live key stays in it, which is what makes
+# identity equal to structural equality. The lock orders inserting and forgetting (the
+# editor lowers on two threads); looking up a live key takes no lock.
+_keys: dict[tuple, _KeyRef] = {}
+_keys_lock = threading.RLock()
+
+
+def _interned(parts: tuple) -> _Key:
+    """The live key of this structure, made if there is none."""
+    ref = _keys.get(parts)
+    if ref is not None:
+        key = ref()
+        if key is not None:
+            return key
+    key = _Key(parts)
+    new_ref = _KeyRef(key, _forget, parts)
+    with _keys_lock:
+        ref = _keys.setdefault(parts, new_ref)
+        if ref is not new_ref:
+            live = ref()
+            if live is not None:
+                return live  # made meanwhile by another thread
+            _keys[parts] = new_ref  # the entry of a dead key, not yet forgotten
+    return key
+
+
+def _forget(ref: _KeyRef) -> None:
+    """A key died: drop its entry (unless a newer key of the same structure replaced it)."""
+    with _keys_lock:
+        if _keys.get(ref.parts) is ref:
+            del _keys[ref.parts]
+
+
+def live_key_count() -> int:
+    """How many structural keys are alive (the table's size; tests watch it shrink)."""
+    return len(_keys)
 
 
 class ExprMeta(type):
@@ -88,18 +138,17 @@ class Expr(metaclass=ExprMeta):
     def _fields(self) -> tuple:
         return ()
 
-    def key(self) -> tuple:
+    def key(self) -> Hashable:
         """A hashable structural identity: equal keys mean equal expressions."""
         try:
             return self._key
         except AttributeError:
-            k = _Key((type(self).__name__, self._type, *self._fields(), *(c.key() for c in self.children())))
-            k = _intern(k)
+            k = _interned((type(self).__name__, self._type, *self._fields(), *[c.key() for c in self.children()]))
             object.__setattr__(self, "_key", k)
             return k
 
     def same_as(self, other: Expr) -> bool:
-        return self is other or self.key() == other.key()
+        return self is other or self.key() is other.key()
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("expressions are immutable")
@@ -177,10 +226,15 @@ class BinaryOp(Expr):
 
     __slots__ = ("a", "b")
     symbol = "?"
+    _compares = False  # whether result_type is not the operands' type
 
     def __init__(self, a: Expr, b: Expr) -> None:
-        assert a.type() == b.type(), (self.symbol, a.type(), b.type())
-        self._init(_type=self.result_type(a.type()), a=a, b=b)
+        t = a._type
+        assert t == b._type, (self.symbol, t, b._type)
+        # Slot setters called directly: building nodes is the simplifier's hot path.
+        _set_type(self, self.result_type(t) if self._compares else t)
+        _set_a(self, a)
+        _set_b(self, b)
 
     @staticmethod
     def result_type(t: Type) -> Type:
@@ -188,6 +242,11 @@ class BinaryOp(Expr):
 
     def children(self) -> tuple[Expr, ...]:
         return (self.a, self.b)
+
+
+_set_type = Expr._type.__set__  # type: ignore[attr-defined]
+_set_a = BinaryOp.a.__set__  # type: ignore[attr-defined]
+_set_b = BinaryOp.b.__set__  # type: ignore[attr-defined]
 
 
 class Add(BinaryOp):
@@ -231,6 +290,7 @@ class Max(BinaryOp):
 
 class Compare(BinaryOp):
     __slots__ = ()
+    _compares = True
 
     @staticmethod
     def result_type(t: Type) -> Type:

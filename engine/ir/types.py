@@ -41,6 +41,18 @@ class Type:
         object.__setattr__(self, "bits", CallableInt(self.bits))
         object.__setattr__(self, "lanes", CallableInt(self.lanes))
 
+    def __eq__(self, other: object) -> bool:
+        # Types are compared on every node built (operands must agree); most comparisons are
+        # of one shared object (see _interned), so identity answers first.
+        if self is other:
+            return True
+        if other.__class__ is not Type:
+            return NotImplemented
+        return self.code == other.code and self.bits == other.bits and self.lanes == other.lanes
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.bits, self.lanes))
+
     def bytes(self) -> int:
         """Bytes per element (bool takes one), as Halide's `Type.bytes()`."""
         return (self.bits + 7) // 8
@@ -81,16 +93,16 @@ class Type:
         return self.code != "float"
 
     def with_bits(self, bits: int) -> Type:
-        return Type(self.code, bits, self.lanes)
+        return _interned(self.code, bits, self.lanes)
 
     def with_code(self, code: str) -> Type:
-        return Type(code, self.bits, self.lanes)
+        return _interned(code, self.bits, self.lanes)
 
     def with_lanes(self, lanes: int) -> Type:
-        return Type(self.code, self.bits, lanes)
+        return _interned(self.code, self.bits, lanes)
 
     def element_of(self) -> Type:
-        return Type(self.code, self.bits) if self.lanes != 1 else self
+        return _interned(self.code, self.bits, 1) if self.lanes != 1 else self
 
     def is_vector(self) -> bool:
         return self.lanes > 1
@@ -130,24 +142,37 @@ class Type:
         return {"int": "Int", "uint": "UInt", "float": "Float"}[self.code] + f"({self.bits})"
 
 
+_types: dict[tuple[str, int, int], Type] = {}
+
+
+def _interned(code: str, bits: int, lanes: int) -> Type:
+    """One shared Type object per (code, bits, lanes): types are immutable, and equal
+    objects that are one object compare (and are built) at once."""
+    key = (code, bits, lanes)
+    t = _types.get(key)
+    if t is None:
+        t = _types[key] = Type(code, bits, lanes)
+    return t
+
+
 def UInt(bits: int) -> Type:  # noqa: N802 - Halide's name
     """Unsigned integer type of 8, 16, 32 (or 64) bits."""
-    return Type("uint", bits)
+    return _interned("uint", bits, 1)
 
 
 def Int(bits: int) -> Type:  # noqa: N802
     """Signed integer type of 8, 16, 32 (or 64) bits."""
-    return Type("int", bits)
+    return _interned("int", bits, 1)
 
 
 def Float(bits: int) -> Type:  # noqa: N802
     """Floating-point type of 32 or 64 bits."""
-    return Type("float", bits)
+    return _interned("float", bits, 1)
 
 
 def Bool() -> Type:  # noqa: N802
     """The boolean type (a one-bit unsigned integer, as in Halide)."""
-    return Type("uint", 1)
+    return _interned("uint", 1, 1)
 
 
 def type_of_numpy(dtype: np.dtype) -> Type:

@@ -9,6 +9,9 @@ from pixelweave.engine.ir import expr as E
 
 def walk(e: E.Expr) -> Iterator[E.Expr]:
     """Every node of the tree, each shared node once, parents before children."""
+    if not e.children():  # a leaf (most questions asked of bounds are about one)
+        yield e
+        return
     seen: set[int] = set()
     stack = [e]
     while stack:
@@ -35,12 +38,17 @@ def find_calls(e: E.Expr) -> list[E.Call]:
 def rebuild(e: E.Expr, children: tuple[E.Expr, ...]) -> E.Expr:
     """A copy of e with new children (e itself when they are the same objects)."""
     old = e.children()
-    if all(a is b for a, b in zip(old, children, strict=True)):
+    if len(old) != len(children):
+        raise ValueError(f"{type(e).__name__} has {len(old)} children, not {len(children)}")
+    for a, b in zip(old, children, strict=False):  # lengths checked above
+        if a is not b:
+            break
+    else:
         return e
-    if isinstance(e, E.Cast):
-        return E.Cast(e.type(), children[0])
     if isinstance(e, E.BinaryOp):
         return type(e)(children[0], children[1])
+    if isinstance(e, E.Cast):
+        return E.Cast(e.type(), children[0])
     if isinstance(e, E.Not):
         return E.Not(children[0])
     if isinstance(e, E.Select):
@@ -69,7 +77,8 @@ def mutate(e: E.Expr, fn: Callable[[E.Expr], E.Expr | None]) -> E.Expr:
             return hit
         replaced = fn(node)
         if replaced is None:
-            replaced = rebuild(node, tuple(go(c) for c in node.children()))
+            children = node.children()
+            replaced = rebuild(node, tuple([go(c) for c in children])) if children else node
         memo[id(node)] = replaced
         return replaced
 

@@ -18,7 +18,7 @@ from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.ir.visit import walk
 from pixelweave.engine.lower.context import LoweringContext
-from pixelweave.engine.lower.region import box_touched
+from pixelweave.engine.lower.region import Scopes, box_touched
 from pixelweave.engine.lower.simplify import as_const_int, simplify
 from pixelweave.engine.reference import dim_label
 from pixelweave.engine.stmt import AssertStmt, Realize, Stmt, make_block
@@ -38,13 +38,14 @@ class _SizeRealize(StmtMutator):
 
     def __init__(self, element_types: dict[str, Type]) -> None:
         self.element_types = element_types
+        self.scopes = Scopes()  # the loops below an outer realization are those below the inner ones
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
         body = self.mutate(s.body)
         if s.name not in self.element_types:
             return s if body is s.body else Realize(s.name, s.type, s.bounds, body, s.folds)
         name = s.name
-        box = box_touched(body, name, calls=True, provides=True)
+        box = box_touched(body, name, calls=True, provides=True, scopes=self.scopes)
         if box is None:
             raise ScheduleError(f"`{name}` is stored but never computed")
         bounds = []

@@ -50,9 +50,7 @@ def _define_regions(info: FuncInfo, stmt: Stmt, root_lets: set[str], computed_wi
     """Region lets at each compute site of the Func (several when it is computed once per
     stage of a consumer that uses it). A Func computed with others (compute_with) has its
     lets around the whole group's `produce ...; consume ...`: their fused loops use them all."""
-    sites = sum(
-        1 for s in walk_stmt(stmt) if isinstance(s, ProducerConsumer) and s.is_producer and s.name == info.name
-    )
+    sites = sum(1 for s in walk_stmt(stmt) if isinstance(s, ProducerConsumer) and s.is_producer and s.name == info.name)
     # Only a Func computed at one site may name its lets once for everything inside it: with
     # several sites the same names hold a different region at each.
     shared = root_lets if sites <= 1 else None

@@ -55,7 +55,7 @@ class _Simplify(StmtMutator):
         elif self.env.keys().isdisjoint(self._names_in(e)):
             result = e
         else:
-            result = rebuild(e, tuple(self._substitute(c) for c in e.children()))
+            result = rebuild(e, tuple([self._substitute(c) for c in e.children()]))
         self._substituted[key] = (e, result)
         return result
 

@@ -13,7 +13,7 @@ from pixelweave.engine.ir.types import Int
 from pixelweave.engine.lower.bounds_inference import assert_within, buffer_extent, buffer_min
 from pixelweave.engine.lower.context import FuncInfo, LoweringContext
 from pixelweave.engine.lower.flatten import output_first_strides
-from pixelweave.engine.lower.region import box_touched
+from pixelweave.engine.lower.region import Scopes, box_touched
 from pixelweave.engine.reference import dim_label
 from pixelweave.engine.schedule import TailStrategy
 from pixelweave.engine.stmt import AssertStmt, Stmt, make_block
@@ -37,9 +37,10 @@ def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
         for info in ctx.funcs
         if info.is_output and info.pure_vars
     ]
+    scopes = Scopes()  # every input and output is asked about below the same statement
     for image in ctx.images:
         name = image.name()
-        box = box_touched(stmt, name)
+        box = box_touched(stmt, name, scopes=scopes)
         if box is None:
             continue
         for i, iv in enumerate(box):
@@ -55,7 +56,7 @@ def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     for info in ctx.funcs:
         if not info.is_output:
             continue
-        box = box_touched(stmt, info.name, calls=True, provides=True)
+        box = box_touched(stmt, info.name, calls=True, provides=True, scopes=scopes)
         if box is None:
             continue
         dims = len(info.pure_vars)

@@ -54,6 +54,33 @@ class Scope:
         return default
 
 
+class Scopes:
+    """The scopes of the statements below one root, shared by every box_touched call of a
+    pass that passes it: a loop's or let's interval, and the intervals of the expressions
+    read under it (Scope.interval_memo), do not depend on which Func a call asks about, so
+    the second Func asked about a loop nest finds them computed.
+
+    A scope is filed under (its parent scope, the statement that binds it); the statements
+    given to box_touched are kept alive with it, so no identity is reused while it lives
+    (statements are immutable: a pass that rewrites one builds a new object)."""
+
+    def __init__(self) -> None:
+        self.root = Scope()
+        self._children: dict[tuple[int, int], Scope] = {}
+        self._kept: list[Stmt] = []
+
+    def keep(self, s: Stmt) -> None:
+        self._kept.append(s)
+
+    def child(self, parent: Scope, s: Stmt, make: Callable[[], Scope]) -> Scope:
+        """The scope below statement s in parent, made by make() the first time."""
+        key = (id(parent), id(s))
+        hit = self._children.get(key)
+        if hit is None:
+            hit = self._children[key] = make()
+        return hit
+
+
 def union_box(a: Box | None, b: Box) -> Box:
     if a is None:
         return b
@@ -154,9 +181,14 @@ def box_touched(
     *,
     calls: bool = True,
     provides: bool = False,
+    scopes: Scopes | None = None,
 ) -> Box | None:
-    """The box of `name` read (calls) and/or written (provides) by stmt; None if untouched."""
+    """The box of `name` read (calls) and/or written (provides) by stmt; None if untouched.
+    A pass asking about several Funcs below the same statements passes one `scopes`."""
     result: list[Box | None] = [None]
+    if scopes is None:
+        scopes = Scopes()
+    scopes.keep(stmt)
 
     def exprs_box(e: E.Expr, sc: Scope) -> None:
         calls = calls_by_name(e).get(name)
@@ -179,12 +211,13 @@ def box_touched(
                 hi = interval_of(simplify(s.min + s.extent - 1), sc).hi
                 return SymInterval(lo, hi)
 
-            visit(s.body, sc.bind_lazy(s.name, loop_interval))
+            visit(s.body, scopes.child(sc, s, lambda: sc.bind_lazy(s.name, loop_interval)))
             return
         if isinstance(s, LetStmt):
             if calls:
                 exprs_box(s.value, sc)
-            visit(s.body, sc.bind_lazy(s.name, lambda v=s.value, sc=sc: interval_of(v, sc)))
+            inner = scopes.child(sc, s, lambda: sc.bind_lazy(s.name, lambda v=s.value, sc=sc: interval_of(v, sc)))
+            visit(s.body, inner)
             return
         if isinstance(s, IfThenElse):
             if calls:
@@ -199,7 +232,7 @@ def box_touched(
                 chosen = _chosen_box(s.condition, then_box, result[0])
                 result[0] = outside if chosen is None else union_box(outside, chosen)
                 return
-            visit(s.then_case, _narrow(s.condition, sc))
+            visit(s.then_case, scopes.child(sc, s, lambda: _narrow(s.condition, sc)))
             if s.else_case is not None:
                 visit(s.else_case, sc)
             return
@@ -211,5 +244,5 @@ def box_touched(
             elif calls:
                 exprs_box(c, sc)
 
-    visit(stmt, Scope())
+    visit(stmt, scopes.root)
     return simplify_box(result[0]) if result[0] is not None else None

@@ -76,7 +76,8 @@ def _linear(e: E.Expr) -> tuple[dict[tuple, list], int] | None:
     """e as sum(coeff * term) + constant, for int32 Add/Sub/Mul-by-constant trees.
     Remembered by structure (bounds compare the same operands pairwise many times); the
     result is shared, so callers never modify it."""
-    if e.type() != I32:
+    t = e.type()
+    if t is not I32 and t != I32:
         return None
     key = e.key()
     hit = _linear_cache.get(key)
@@ -176,7 +177,8 @@ def simplify(e: E.Expr) -> E.Expr:
     def go(node: E.Expr) -> E.Expr:
         hit = memo.get(id(node))
         if hit is None:
-            if not node.children():
+            children = node.children()
+            if not children:
                 return node
             key = node.key()
             hit = _cache.get(key)
@@ -184,8 +186,7 @@ def simplify(e: E.Expr) -> E.Expr:
                 if _is_linear_node(node):
                     hit = _simplify_linear_chain(node, go)
                 else:
-                    kids = tuple(go(c) for c in node.children())
-                    hit = _simplify_node(rebuild(node, kids))
+                    hit = _simplify_node(rebuild(node, tuple([go(c) for c in children])))
                 if len(_cache) > CACHE_LIMIT:
                     _cache.clear()
                 _cache[key] = hit
@@ -207,7 +208,8 @@ def clear_simplify_cache() -> None:
 
 
 def _is_linear_node(node: E.Expr) -> bool:
-    if node.type() != I32:
+    t = node.type()
+    if t is not I32 and t != I32:  # Int(32) is one shared object: identity answers first
         return False
     if isinstance(node, (E.Add, E.Sub)):
         return True

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pixelweave.engine.ir import expr as E
 
+_NO_NAMES: frozenset[str] = frozenset()
+
 
 class VariableNames:
     """Variable names per subexpression; each entry keeps its node alive, so an identity
@@ -35,8 +37,14 @@ class VariableNames:
                 continue
             if isinstance(node, E.Variable):
                 found = frozenset((node.name,))
+            elif not children:
+                found = _NO_NAMES
             else:
-                found = frozenset().union(*(names[id(c)][1] for c in children))
+                found = names[id(children[0])][1]
+                for c in children[1:]:
+                    more = names[id(c)][1]
+                    if more and not more <= found:
+                        found = found | more  # a new set only where a child adds names
             names[id(node)] = (node, found)
         return names[id(e)][1]
 
