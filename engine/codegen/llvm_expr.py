@@ -5,7 +5,8 @@ and vector arithmetic (through llvm_semantics for the total operations), Ramp an
 Broadcast, and loads and stores: dense vector accesses for stride-1 ramps, one dense load
 plus a shuffle for small constant strides, two half-width dense loads and an interleaving
 shuffle for ramp(b, 1, n) / 2 (+ an offset), dense loads and a shuffle per residue for
-indices that repeat a pattern (llvm_periodic_load), LLVM gathers and scatters otherwise. Bools
+indices that repeat a pattern (llvm_periodic_load), a masked dense load for a ramp clamped
+to the image (llvm_clamped_load), LLVM gathers and scatters otherwise. Bools
 are i1 in registers and bytes in memory.
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pixelweave.engine.codegen.llvm_address import WideValue, exact_index64, wide_let
+from pixelweave.engine.codegen.llvm_clamped_load import clamped_load, clamped_ramp
 from pixelweave.engine.codegen.llvm_gather import gather, scatter
 from pixelweave.engine.codegen.llvm_invariant_divide import divide_by_broadcast, divides_by_broadcast
 from pixelweave.engine.codegen.llvm_ir import (
@@ -384,6 +386,10 @@ class ExprCodeGen:
         halved = self._halved_ramp(idx) if t.lanes % 2 == 0 and t.lanes >= 4 else None  # two vectors of n/2
         if halved is not None:
             return self._halved_load(ref, e.buffer, halved[0], halved[1], t)
+        clamped = clamped_ramp(idx)  # a row's edge clamped to the image: one masked dense load
+        if clamped is not None:
+            value = clamped_load(b, self.module, elem, clamped, ref.pointer, self._expr, self._address, align, e.buffer)
+            return self._from_memory(value, t)
         plan = periodic_index(idx, t.lanes)  # a repeating pattern: dense loads and a shuffle
         if plan is not None:
             residue = self._expr(plan.residue, hint="index") if plan.residue is not None else None
