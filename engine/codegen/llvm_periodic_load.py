@@ -168,7 +168,7 @@ def _chunks(plan: PeriodicIndex, lanes: int) -> _Chunks | None:
     spans = [(min(p), max(p) - min(p) + 1) for p in plan.patterns]
     width = min(lanes, min(span for _, span in spans))
     count = max(-(-span // width) for _, span in spans)
-    if count > MAX_CHUNKS:
+    if width < 2 or count > MAX_CHUNKS:  # single elements: a gather is as good
         return None
     starts = tuple(tuple(low + min(j * width, span - width) for j in range(count)) for low, span in spans)
     return _Chunks(width, count, starts)

@@ -128,3 +128,13 @@ def test_a_decreasing_pattern_reads_nothing_before_its_first_element(guarded, fi
         buffer.set_min([low])
         ours = compiled([width], {"inp": buffer}, mins=[first])
         np.testing.assert_array_equal(ours, values[np.array(read) - low])
+
+
+@pytest.mark.parametrize("lanes", [2, 3, 4])
+def test_narrow_vectors_whose_lanes_share_one_element(lanes):
+    """inp[x / 4] in vectors of 2 to 4 lanes: a residue's lanes may all read one element (a
+    span of one, which is no vector: left to a gather, as valid IR)."""
+    pipeline, _ = _pipeline(lambda x: x / 4, np.uint16, lanes)
+    values = (np.arange(40) * 7 % 101).astype(np.uint16)
+    ours = pipeline.compile(level="full")([23], {"inp": values})
+    np.testing.assert_array_equal(ours, pipeline.realize_reference([23], {"inp": values}))
