@@ -31,6 +31,10 @@ class ClampedRamp:
     terms: tuple[tuple[int, E.Expr], ...]
 
 
+def _scalar_broadcast(e: E.Expr) -> bool:
+    return isinstance(e, Broadcast) and not e.value.type().is_vector()
+
+
 def _additive_terms(e: E.Expr, sign: int, out: list[tuple[int, E.Expr]]) -> None:
     if isinstance(e, E.Add):
         _additive_terms(e.a, sign, out)
@@ -46,9 +50,9 @@ def _ramp_under_clamp(e: E.Expr) -> Ramp | None:
     """The dense ramp at the core of a min/max-with-scalars tree (at least one min or max)."""
     depth = 0
     while isinstance(e, (E.Min, E.Max)):
-        if isinstance(e.b, Broadcast):
+        if _scalar_broadcast(e.b):
             e = e.a
-        elif isinstance(e.a, Broadcast):
+        elif _scalar_broadcast(e.a):
             e = e.b
         else:
             return None
@@ -65,14 +69,14 @@ def clamped_ramp(index: E.Expr) -> ClampedRamp | None:
         return None
     terms: list[tuple[int, E.Expr]] = []
     _additive_terms(index, 1, terms)
-    vectors = [(sign, t) for sign, t in terms if not isinstance(t, Broadcast)]
+    vectors = [(sign, t) for sign, t in terms if not _scalar_broadcast(t)]
     if len(vectors) != 1 or vectors[0][0] != 1:
         return None
     clamp = vectors[0][1]
     ramp = _ramp_under_clamp(clamp)
     if ramp is None:
         return None
-    scalars = tuple((sign, t.value) for sign, t in terms if isinstance(t, Broadcast))
+    scalars = tuple((sign, t.value) for sign, t in terms if _scalar_broadcast(t))
     return ClampedRamp(ramp, clamp, scalars)
 
 

@@ -67,8 +67,8 @@ class _Analysis:
         if _const_of(e) is not None:
             return False
         if isinstance(e, Broadcast):
-            if not additive:
-                raise _NotPeriodic  # a scalar under a division: the pattern depends on it
+            if e.value.type().is_vector() or not additive:
+                raise _NotPeriodic  # a vector repeated; a scalar under a division (the pattern depends on it)
             return False
         if isinstance(e, Ramp):
             if _const_of(e.stride) is None or e.base.type().is_vector():
