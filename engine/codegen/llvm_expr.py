@@ -4,7 +4,9 @@
 and vector arithmetic (through llvm_semantics for the total operations), Ramp and
 Broadcast, and loads and stores: dense vector accesses for stride-1 ramps, one dense load
 plus a shuffle for small constant strides, two half-width dense loads and an interleaving
-shuffle for ramp(b, 1, n) / 2 (+ an offset), LLVM gathers and scatters otherwise. Bools
+shuffle for ramp(b, 1, n) / 2 (+ an offset), dense loads and a shuffle per residue for
+indices that repeat a pattern (llvm_periodic_load), a masked dense load for a ramp clamped
+to the image (llvm_clamped_load), LLVM gathers and scatters otherwise. Bools
 are i1 in registers and bytes in memory.
 """
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pixelweave.engine.codegen.llvm_address import WideValue, exact_index64, wide_let
+from pixelweave.engine.codegen.llvm_clamped_load import clamped_load, clamped_ramp
 from pixelweave.engine.codegen.llvm_gather import gather, scatter
 from pixelweave.engine.codegen.llvm_invariant_divide import divide_by_broadcast, divides_by_broadcast
 from pixelweave.engine.codegen.llvm_ir import (
@@ -31,6 +34,7 @@ from pixelweave.engine.codegen.llvm_ir import (
     scalar_type,
     vector_of,
 )
+from pixelweave.engine.codegen.llvm_periodic_load import periodic_index, periodic_load
 from pixelweave.engine.codegen.llvm_semantics import Semantics
 from pixelweave.engine.codegen.llvm_vector_math import VectorMath, uses_vector_math
 from pixelweave.engine.errors import CompileError
@@ -382,6 +386,17 @@ class ExprCodeGen:
         halved = self._halved_ramp(idx) if t.lanes % 2 == 0 and t.lanes >= 4 else None  # two vectors of n/2
         if halved is not None:
             return self._halved_load(ref, e.buffer, halved[0], halved[1], t)
+        clamped = clamped_ramp(idx)  # a row's edge clamped to the image: one masked dense load
+        if clamped is not None:
+            value = clamped_load(b, self.module, elem, clamped, ref.pointer, self._expr, self._address, align, e.buffer)
+            return self._from_memory(value, t)
+        plan = periodic_index(idx, t.lanes)  # a repeating pattern: dense loads and a shuffle
+        if plan is not None:
+            residue = self._expr(plan.residue, hint="index") if plan.residue is not None else None
+            first = self._address(plan.first_lane)
+            loaded = periodic_load(b, elem, ref.pointer, first, residue, plan, t.lanes, align, e.buffer)
+            if loaded is not None:
+                return self._from_memory(loaded, t)
         index64 = self._index64(self._expr(idx, hint="index"))
         return self._from_memory(gather(b, self.module, memory_type(t), elem, ref.pointer, index64, align), t)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from pixelweave.engine.codegen.llvm_ir import FunctionBuilder, ModuleBuilder, Value, lanes_of
 
 
-def _mangle(vector_ty: str) -> str:
-    """`<16 x float>` -> `v16f32` (the overloaded intrinsic's type suffix)."""
+def vector_suffix(vector_ty: str) -> str:
+    """`<16 x float>` -> `v16f32` (the type suffix of an overloaded vector intrinsic)."""
     lanes = lanes_of(vector_ty)
     scalar = vector_ty.split(" x ")[1].rstrip(">")
     suffix = {"float": "f32", "double": "f64", "half": "f16"}.get(scalar, scalar)
@@ -32,7 +32,7 @@ def gather(
     """Load base[index64[k]] into lane k; index64 is a `<N x i64>` vector."""
     lanes = lanes_of(vector_ty)
     pointers = b.gep(elem_ty, base, index64, "gather.addr")
-    name = f"llvm.masked.gather.{_mangle(vector_ty)}.v{lanes}p0"
+    name = f"llvm.masked.gather.{vector_suffix(vector_ty)}.v{lanes}p0"
     fn = module.intrinsic(name, vector_ty, [pointers.ty, "i32", f"<{lanes} x i1>", vector_ty])
     return b.assign(
         vector_ty,
@@ -47,6 +47,6 @@ def scatter(
     """Store lane k of value at base[index64[k]], lanes in order."""
     lanes = lanes_of(value.ty)
     pointers = b.gep(elem_ty, base, index64, "scatter.addr")
-    name = f"llvm.masked.scatter.{_mangle(value.ty)}.v{lanes}p0"
+    name = f"llvm.masked.scatter.{vector_suffix(value.ty)}.v{lanes}p0"
     fn = module.intrinsic(name, "void", [value.ty, pointers.ty, "i32", f"<{lanes} x i1>"])
     b.emit(f"call void {fn}({value}, {pointers}, i32 {align}, {_all_lanes(lanes)})")
