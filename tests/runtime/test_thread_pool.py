@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pixelweave as pw
 import pytest
 from pixelweave.engine.codegen.llvm_ir import ModuleBuilder
 from pixelweave.engine.codegen.target import data_layout, resolve_target
@@ -23,6 +22,7 @@ from pixelweave.engine.runtime import thread_pool
 from pixelweave.engine.runtime.jit import compile_pipeline, parallel_runtime_stats
 from pixelweave.engine.stmt import AssertStmt, Block, For, ForType, Load, Store
 
+import pixelweave as pw
 from tests.codegen.builders import buffer, i32, scalar, var
 
 F32, I32 = Float(32), Int(32)
@@ -108,7 +108,9 @@ def test_calls_that_find_workers_spinning_or_asleep() -> None:
 def _failing_rows() -> LoweredPipeline:
     """Rows y >= limit fail an assertion that names the row."""
     y = var("y")
-    row = Block([AssertStmt(E.LT(y, var("limit")), "row {} is past the limit", (y,)), Store("out", E.Mul(y, i32(2)), y)])
+    row = Block(
+        [AssertStmt(E.LT(y, var("limit")), "row {} is past the limit", (y,)), Store("out", E.Mul(y, i32(2)), y)]
+    )
     body = For("y", i32(0), var("out.extent.0"), ForType.PARALLEL, row)
     return LoweredPipeline("pool_failing_rows", [scalar("limit", I32), buffer("out", I32, 1, True)], body)
 
