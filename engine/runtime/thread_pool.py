@@ -11,14 +11,14 @@ new iterations. Design (measured numbers in PLATFORM-NOTES and benchmarks/):
 - One 32-bit word `state` is both the job generation and the futex the workers sleep on:
   it is odd while a job is open. A worker spins on it for a bounded time (WORKER_SPIN_NS
   of the monotonic clock, not a count of pauses, whose length differs fivefold between
-  CPUs), then sleeps in `futex(FUTEX_WAIT)`; the caller wakes sleepers only if there are
-  any. A new worker is
-  handed the state it must wait past by its spawner (reading it itself races with the
-  first job and deadlocks).
+  CPUs), yielding its core now and then, then sleeps in `futex(FUTEX_WAIT)`; the caller
+  wakes sleepers only if there are any. A new worker is handed the state it must wait
+  past by its spawner (reading it itself races with the first job and deadlocks).
 - To join a job a worker increments `active`, then re-reads `state`: if the job it saw
   has closed meanwhile it leaves without touching the job's fields. The caller closes the
-  job after running iterations itself, then waits (spin, then futex) for `active` to drop
-  to zero, so a late worker can never run iterations of a finished job.
+  job after running iterations itself, then waits (spin up to CALLER_SPIN_NS, then
+  futex) for `active` to drop to zero, so a late worker can never run iterations of a
+  finished job.
 - Iterations are handed out one at a time by an atomic counter.
 - One job runs at a time: a parallel loop started while the pool is busy (a nested
   parallel loop, or a second thread calling a pipeline) runs serially on its caller.
