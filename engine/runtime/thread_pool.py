@@ -9,14 +9,16 @@ new iterations. Design (measured numbers in PLATFORM-NOTES and benchmarks/):
   the number of online CPUs), with every signal blocked, and live as long as the process
   (an exported library joins them from a global destructor).
 - One 32-bit word `state` is both the job generation and the futex the workers sleep on:
-  it is odd while a job is open. A worker spins briefly on it, then sleeps in
-  `futex(FUTEX_WAIT)`; the caller wakes sleepers only if there are any. A new worker is
-  handed the state it must wait past by its spawner (reading it itself races with the
-  first job and deadlocks).
+  it is odd while a job is open. A worker spins on it for a bounded time (WORKER_SPIN_NS
+  of the monotonic clock, not a count of pauses, whose length differs fivefold between
+  CPUs), yielding its core now and then, then sleeps in `futex(FUTEX_WAIT)`; the caller
+  wakes sleepers only if there are any. A new worker is handed the state it must wait
+  past by its spawner (reading it itself races with the first job and deadlocks).
 - To join a job a worker increments `active`, then re-reads `state`: if the job it saw
   has closed meanwhile it leaves without touching the job's fields. The caller closes the
-  job after running iterations itself, then waits (spin, then futex) for `active` to drop
-  to zero, so a late worker can never run iterations of a finished job.
+  job after running iterations itself, then waits (spin up to CALLER_SPIN_NS, then
+  futex) for `active` to drop to zero, so a late worker can never run iterations of a
+  finished job.
 - Iterations are handed out one at a time by an atomic counter.
 - One job runs at a time: a parallel loop started while the pool is busy (a nested
   parallel loop, or a second thread calling a pipeline) runs serially on its caller.
@@ -36,17 +38,29 @@ SHUTDOWN = "pw_pool_shutdown"
 NUM_THREADS_ENV = "PIXELWEAVE_NUM_THREADS"
 MAX_THREADS = 256
 
-# Iterations of the spin loops before sleeping in the kernel; one `pause` takes ~26 ns on
-# Zen 5, so about 50 µs: long enough to bridge back-to-back parallel loops of a pipeline,
-# short enough not to burn a core between calls.
-WORKER_SPIN = 2000
-CALLER_SPIN = 2000
+# How long a thread spins (with `pause`) before sleeping in the kernel, in nanoseconds of
+# CLOCK_MONOTONIC. A count of `pause` iterations is no measure of time: one `pause` takes
+# ~26 ns on Zen 5 but ~11 ns on this Sapphire Rapids VM, where 2000 of them (22 µs) were
+# shorter than the 70-110 µs between two calls from Python, so every call paid the futex
+# wake (~25 µs on the caller, ~50 µs before the worker's first task). Workers spin long
+# enough to bridge back-to-back calls from Python and the parallel loops of one pipeline;
+# the caller spins while the last iterations finish, as a futex sleep and wake there
+# costs more than the wait it saves.
+WORKER_SPIN_NS = 200_000
+CALLER_SPIN_NS = 200_000
+# Pauses between two readings of the clock (a vDSO clock_gettime takes ~18 ns here).
+SPIN_CLOCK_EVERY = 16
+# A spinning thread calls sched_yield at each reading of the clock, as Halide's workers
+# do, so that a thread of another pipeline or process waiting for this core gets it
+# (~170 ns when nothing else is runnable).
+SPIN_YIELDS = True
 
 _FUTEX_SYSCALL = {"x86_64": 202, "aarch64": 98}
 _FUTEX_WAIT_PRIVATE = 128
 _FUTEX_WAKE_PRIVATE = 129
 _SC_NPROCESSORS_ONLN = 84
 _SIG_SETMASK = 2
+_CLOCK_MONOTONIC = 1
 
 _GLOBALS = Template(
     """\
@@ -117,15 +131,20 @@ work:
   call void @pw_pool_work()
   %closed = add i32 %s, 2
   store atomic i32 %closed, ptr @pw_pool.state seq_cst, align 4
+  %a0 = load atomic i32, ptr @pw_pool.active seq_cst, align 4
+  %idle0 = icmp eq i32 %a0, 0
+  br i1 %idle0, label %finished, label %spin_start
+spin_start:
+  %deadline = call i64 @pw_pool_deadline(i64 $caller_spin_ns)
   br label %spin
 spin:
-  %k = phi i32 [ 0, %work ], [ %k1, %spin_pause ]
+  %k = phi i32 [ 0, %spin_start ], [ %k1, %spin_pause ]
   %a = load atomic i32, ptr @pw_pool.active seq_cst, align 4
   %idle = icmp eq i32 %a, 0
   br i1 %idle, label %finished, label %spin_count
 spin_count:
   %k1 = add i32 %k, 1
-  %more = icmp slt i32 %k1, $caller_spin
+  %more = call i1 @pw_pool_keep_spinning(i32 %k1, i64 %deadline)
   br i1 %more, label %spin_pause, label %sleep_begin
 spin_pause:
   $pause
@@ -192,6 +211,42 @@ done:
   ret void
 }
 
+define internal i64 @pw_pool_now_ns() nounwind {
+entry:
+  %ts = alloca { i64, i64 }, align 8
+  %rc = call i32 @clock_gettime(i32 $clock_monotonic, ptr %ts)
+  %sec = load i64, ptr %ts, align 8
+  %nsec_at = getelementptr { i64, i64 }, ptr %ts, i32 0, i32 1
+  %nsec = load i64, ptr %nsec_at, align 8
+  %sec_ns = mul i64 %sec, 1000000000
+  %now = add i64 %sec_ns, %nsec
+  ret i64 %now
+}
+
+define internal i64 @pw_pool_deadline(i64 %spin_ns) nounwind {
+entry:
+  %now = call i64 @pw_pool_now_ns()
+  %deadline = add i64 %now, %spin_ns
+  ret i64 %deadline
+}
+
+; Whether a spin loop at its k-th pause goes on: every $clock_every pauses it yields
+; the core to any other runnable thread and reads the clock, and it stops once the
+; deadline has passed.
+define internal i1 @pw_pool_keep_spinning(i32 %k, i64 %deadline) nounwind {
+entry:
+  %phase = and i32 %k, $clock_mask
+  %skip = icmp ne i32 %phase, 0
+  br i1 %skip, label %yes, label %check
+check:
+$yield_call
+  %now = call i64 @pw_pool_now_ns()
+  %early = icmp slt i64 %now, %deadline
+  ret i1 %early
+yes:
+  ret i1 true
+}
+
 define internal void @pw_pool_leave() nounwind {
 entry:
   %old = atomicrmw sub ptr @pw_pool.active, i32 1 seq_cst, align 4
@@ -214,6 +269,7 @@ entry:
   br label %wait
 wait:
   %seen = phi i32 [ %first_seen, %entry ], [ %seen, %woke ], [ %s, %not_open ], [ %s, %backoff ], [ %s, %ran ]
+  %deadline = call i64 @pw_pool_deadline(i64 $worker_spin_ns)
   br label %spin
 spin:
   %k = phi i32 [ 0, %wait ], [ %k1, %spin_pause ]
@@ -222,7 +278,7 @@ spin:
   br i1 %changed, label %change, label %spin_count
 spin_count:
   %k1 = add i32 %k, 1
-  %more = icmp slt i32 %k1, $worker_spin
+  %more = call i1 @pw_pool_keep_spinning(i32 %k1, i64 %deadline)
   br i1 %more, label %spin_pause, label %sleep
 spin_pause:
   $pause
@@ -375,6 +431,8 @@ def _pause_instruction(arch: str) -> str:
 def add_thread_pool(module: ModuleBuilder, *, arch: str, export: bool, with_destructor: bool) -> None:
     """Add the pool to module; `export` makes pw_parallel_for and pw_runtime_stats visible
     to other JIT libraries, otherwise everything is internal (an exported library)."""
+    if SPIN_CLOCK_EVERY & (SPIN_CLOCK_EVERY - 1):
+        raise CompileError(f"SPIN_CLOCK_EVERY must be a power of two, not {SPIN_CLOCK_EVERY}")
     if arch not in _FUTEX_SYSCALL:
         raise CompileError(
             f"parallel loops need the native thread pool, which runs on x86_64 and aarch64 Linux, not {arch}; "
@@ -388,6 +446,8 @@ def add_thread_pool(module: ModuleBuilder, *, arch: str, export: bool, with_dest
     module.declare("pthread_sigmask", "i32 (i32, ptr, ptr)")
     module.declare("pthread_create", "i32 (ptr, ptr, ptr, ptr)")
     module.declare("pthread_join", "i32 (i64, ptr)")
+    module.declare("clock_gettime", "i32 (i32, ptr)")
+    module.declare("sched_yield", "i32 ()")
     if arch == "x86_64":
         module.intrinsic("llvm.x86.sse2.pause", "void", [])
     elif arch == "aarch64":
@@ -398,8 +458,12 @@ def add_thread_pool(module: ModuleBuilder, *, arch: str, export: bool, with_dest
         "wait_op": _FUTEX_WAIT_PRIVATE,
         "wake_op": _FUTEX_WAKE_PRIVATE,
         "pause": _pause_instruction(arch),
-        "worker_spin": WORKER_SPIN,
-        "caller_spin": CALLER_SPIN,
+        "worker_spin_ns": WORKER_SPIN_NS,
+        "caller_spin_ns": CALLER_SPIN_NS,
+        "clock_every": SPIN_CLOCK_EVERY,
+        "clock_mask": SPIN_CLOCK_EVERY - 1,
+        "clock_monotonic": _CLOCK_MONOTONIC,
+        "yield_call": "  %yielded = call i32 @sched_yield()" if SPIN_YIELDS else "",
         "nprocs": _SC_NPROCESSORS_ONLN,
         "sig_setmask": _SIG_SETMASK,
         "max_threads": MAX_THREADS,
