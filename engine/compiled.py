@@ -10,6 +10,7 @@ writes (output_window.py) and returns the requested window.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,6 +23,8 @@ from pixelweave.engine.runtime.buffer import aligned_empty
 if TYPE_CHECKING:
     from pixelweave.engine.pipeline import Pipeline
     from pixelweave.engine.runtime.jit import CompiledPipeline
+
+SMALL_OUTPUT_BYTES = 16  # outputs up to this size are allocated by NumPy alone (_fresh_output)
 
 
 class Compiled:
@@ -110,6 +113,15 @@ class Compiled:
                         raise
                     raise RuntimeFailure(f"{failure}; {_beyond_out(windows, sizes)}") from None
                 return out
+        if mins is None and out is None and len(self._outputs) == 1:
+            fresh = self._fresh_output(sizes)
+            given = self._common_call(sizes, inputs, fresh) if fresh is not None else None
+            if given is not None:
+                try:
+                    self.native.call_named(given)
+                    return fresh
+                except RuntimeFailure:
+                    pass  # the general path below runs it again and widens the output as it explains
         plain = self._plain_arguments(inputs)
         if plain is not None:
             args, buffer_mins = plain
@@ -163,6 +175,22 @@ class Compiled:
         given = plain[0]
         given[output.name] = out
         return given
+
+    def _fresh_output(self, sizes: Any) -> np.ndarray | None:
+        """A new array for the single output of a call without `out=` at plain sizes (a list
+        of non-negative ints, as _common_call takes them), None for anything else. A small
+        output (a reduction's total) is a plain np.empty: NumPy's allocations are 16-byte
+        aligned, so one that small never straddles a cache line, and aligned_empty's work
+        cost more than the generated code of a small reduction."""
+        if type(sizes) is not list or len(sizes) != self._outputs[0].dimensions:
+            return None
+        for size in sizes:
+            if type(size) is not int or size < 0:
+                return None
+        shape = tuple(reversed(sizes))
+        if self._output_dtype.itemsize * math.prod(shape) <= SMALL_OUTPUT_BYTES:
+            return np.empty(shape, self._output_dtype)
+        return aligned_empty(shape, self._output_dtype)
 
     def _plain_arguments(self, inputs: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, list[int]]] | None:
         """(arguments, buffer mins) without resolve_inputs' general work, for the common call
