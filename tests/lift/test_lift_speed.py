@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from pixelweave.nodes.lift import symbolic as S
 from pixelweave.nodes.lift.c_lift import lift_c
-from pixelweave.nodes.lift.schedule import schedule_lifted, vector_lanes
+from pixelweave.nodes.lift.schedule import COLUMN_LANES, schedule_lifted, vector_lanes
 from pixelweave.nodes.lift.verify import allocate, call_original, compile_original, differential
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -180,7 +180,8 @@ def test_reductions_scatters_and_tables_get_parallel_vector_schedules():
     assert "parallel" not in nest("last_position")  # a last write wins: order matters
     text = nest("row_sums")
     assert "vectorized lane_v" in text and "parallel" in text and ".step:" in text
-    assert "vectorized column.column_v" in nest("sum_image")  # vectors across the columns
+    # vectors across the columns, four 512-bit vectors of partial sums per step
+    assert f"vectorized column.column_v in [0, {COLUMN_LANES - 1}]" in nest("sum_image") and COLUMN_LANES == 64
     assert "store lut_wide" in nest("equalize_lut")
     lut = lift_c(CORPUS / "pipelines.c", "equalize_lut")
     assert "lut_wide(int32(src_edge(col, row)), 0)" in str(lut.engine.outputs["dst"].value())
