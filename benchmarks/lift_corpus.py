@@ -230,10 +230,15 @@ def speed(lift, path: Path, args) -> tuple[float, float, float, float]:
 
     read = {key[: -len("_in")] if key.endswith("_in") else key for key in engine.images}
     calls = []
-    for name, func in engine.outputs.items():
-        cols, rows = written_extent(lifted, name, scalars)
-        out = np.zeros((rows, cols), NP_TYPES[lifted.buffers[name].elem])  # as C writes into its buffer
-        calls.append((pw.Pipeline(func).compile(), [cols, rows], out))
+    # outputs the schedule computes in one loop nest are one pipeline (schedule.fusable_outputs)
+    groups = [[n] for n in engine.outputs if n not in engine.fused_outputs]
+    if engine.fused_outputs:
+        groups.insert(0, list(engine.fused_outputs))
+    for names in groups:
+        cols, rows = written_extent(lifted, names[0], scalars)
+        outs = [np.zeros((rows, cols), NP_TYPES[lifted.buffers[n].elem]) for n in names]  # as C writes
+        funcs = [engine.outputs[n] for n in names]
+        calls.append((pw.Pipeline(funcs if len(funcs) > 1 else funcs[0]).compile(), [cols, rows], outs))
     if engine.result is not None:
         calls.append((pw.Pipeline(engine.result).compile(), [], None))
     c_times, ours, c_cpu, ours_cpu = [], [], [], []
@@ -245,10 +250,13 @@ def speed(lift, path: Path, args) -> tuple[float, float, float, float]:
         call_original(lib, lift, scalars, work)
         c_time, c_cpu_time = time.perf_counter() - start, time.process_time() - cpu
         inputs = pipeline_inputs({k: buffers[k].copy() for k in read})
-        outs = [out.copy() if out is not None else None for _, _, out in calls]
+        outs = [[a.copy() for a in out] if out is not None else None for _, _, out in calls]
         start, cpu = time.perf_counter(), time.process_time()
         for (fn, sizes, _), out in zip(calls, outs, strict=True):
-            fn(sizes, inputs, out=out) if out is not None else fn(sizes, inputs)
+            if out is None:
+                fn(sizes, inputs)
+            else:
+                fn(sizes, inputs, out=out if len(out) > 1 else out[0])
         if attempt:
             ours.append(time.perf_counter() - start)
             ours_cpu.append(time.process_time() - cpu)

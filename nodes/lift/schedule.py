@@ -72,6 +72,7 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
     lifted = engine.lifted
     outputs = [f for f in engine.outputs.values() if f.dimensions() == 2]
     strip_of: dict[str, tuple[pw.Func, pw.Var, pw.Var]] = {}
+    fused = fusable_outputs(engine)
     for name, out in engine.outputs.items():
         if out.dimensions() == 2 and out.has_update_definition():
             _partial_histograms(out)
@@ -81,16 +82,25 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
         many_cols, many_rows = _grows_with_parameters(lifted, name)
         if not many_rows:
             continue
-        strip, within = pw.Var(f"{_ident(name)}_strip"), pw.Var(f"{_ident(name)}_y")
+        loops = _ident(fused[0] if name in fused else name)  # fused outputs share their loops' names
+        strip, within = pw.Var(f"{loops}_strip"), pw.Var(f"{loops}_y")
         out.split(row, strip, within, STRIP_ROWS, pw.TailStrategy.GUARD_WITH_IF)
         if many_cols:
             out.vectorize(col, vector_lanes(lifted.buffers[name].elem))
+        if name in fused:
+            strip_of[name] = (out, strip, within)
+            continue  # serial, row by row with the others (below)
         worth = worth_parallel(engine, name) if _alone(engine, name) else None
         if worth is None:
             out.parallel(strip)
         else:
             out.specialize(worth).parallel(strip)  # otherwise serial: too little work to share
         strip_of[name] = (out, strip, within)
+    if fused:
+        first, _, first_row = strip_of[fused[0]]
+        for name in fused[1:]:
+            strip_of[name][0].compute_with(first, first_row)
+        engine.fused_outputs = tuple(fused)
     single = next(iter(strip_of.values())) if len(strip_of) == 1 and len(outputs) == 1 else None
     for tag, func in engine.funcs.items():
         if any(func is f for f in engine.outputs.values()):
@@ -174,6 +184,25 @@ def worth_parallel(engine: LiftedPipeline, buffer: str):
     ops = element_cost(engine.lifted, buffer)
     work = read + largest + largest * ops // (out_bytes * OPS_PER_BYTE)
     return work >= PARALLEL_WORK_BYTES
+
+
+def fusable_outputs(engine: LiftedPipeline) -> list[str]:
+    """Outputs computed in one loop nest (compute_with, row by row): several outputs
+    written at the same places in the same loops (sse2_darken_lighten's minimum and
+    maximum), each a pure 2-D Func computed alone. Two pipelines read the inputs twice; one
+    loop nest reads each row once for all of them (measured: 291 us against 2 x 223 us at
+    1920x1080). Serial: compute_with refuses a specialized stage, and the lifter's passes of
+    this size run faster serial (worth_parallel). Empty when there is nothing to fuse."""
+    lifted = engine.lifted
+    names = [n for n, f in engine.outputs.items() if f.dimensions() == 2 and not f.has_update_definition()]
+    if len(names) < 2 or len(names) != len(engine.outputs) or not all(_alone(engine, n) for n in names):
+        return []
+    writes = [[(row, col, loops) for b, row, col, loops in lifted.writes if b == n] for n in names]
+    if not writes[0] or any(w != writes[0] for w in writes[1:]):
+        return []
+    if not all(_grows_with_parameters(lifted, n)[1] for n in names):
+        return []
+    return names
 
 
 def _alone(engine: LiftedPipeline, buffer: str) -> bool:

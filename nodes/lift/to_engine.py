@@ -56,6 +56,9 @@ class LiftedPipeline:
     images: dict[str, pw.ImageParam]
     params: dict[str, pw.Param]
     funcs: dict[str, pw.Func] = field(default_factory=dict)
+    # outputs the schedule computes in one loop nest (schedule.fusable_outputs): realized
+    # together, as one pipeline, at their common size
+    fused_outputs: tuple[str, ...] = ()
 
     @property
     def pipeline(self) -> pw.Pipeline:
@@ -78,18 +81,23 @@ class LiftedPipeline:
             elem = lifted.buffers[name].elem
             flat = buffers[name][: rows * stride * ELEM_BYTES[elem]].view(NP_TYPES[elem])
             inputs[key] = np.ascontiguousarray(flat.reshape(rows, stride)) if rows else flat.reshape(0, stride)
-        for name, func in self.outputs.items():
-            cols, rows = written_extent(lifted, name, scalars)
+        groups = [[n] for n in self.outputs if n not in self.fused_outputs]
+        if self.fused_outputs:
+            groups.insert(0, list(self.fused_outputs))
+        for names in groups:
+            cols, rows = written_extent(lifted, names[0], scalars)  # the same for every fused output
             if cols <= 0 or rows <= 0:
                 continue
-            pipeline = pw.Pipeline(func)
+            funcs = [self.outputs[n] for n in names]
+            pipeline = pw.Pipeline(funcs if len(funcs) > 1 else funcs[0])
             # each output's pipeline reads only some inputs (another output's buffer is not one)
             known = {im.name() for im in pipeline.images} | {p.name for p in pipeline.params}
-            out = pipeline.realize([cols, rows], {k: v for k, v in inputs.items() if k in known})
-            nrows, stride = buffer_layout(lifted, name, scalars, buffers[name].size)
-            elem = lifted.buffers[name].elem
-            view = buffers[name][: nrows * stride * ELEM_BYTES[elem]].view(NP_TYPES[elem]).reshape(nrows, stride)
-            view[:rows, :cols] = out
+            outs = pipeline.realize([cols, rows], {k: v for k, v in inputs.items() if k in known})
+            for name, out in zip(names, outs if len(funcs) > 1 else [outs], strict=True):
+                nrows, stride = buffer_layout(lifted, name, scalars, buffers[name].size)
+                elem = lifted.buffers[name].elem
+                view = buffers[name][: nrows * stride * ELEM_BYTES[elem]].view(NP_TYPES[elem]).reshape(nrows, stride)
+                view[:rows, :cols] = out
         if self.result is not None:
             value = pw.Pipeline(self.result).realize([], inputs)
             return np.asarray(value).item()

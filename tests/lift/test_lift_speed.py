@@ -295,3 +295,53 @@ void k(const uint8_t *a, uint8_t *out, int width, int height, int rowBytes) {
     stages = [str(f.value()) for tag, f in other.engine.funcs.items() if tag.startswith("out@") and tag != "out@0"]
     assert any(text.startswith("select(") for text in stages)  # the tail's +2 stays its own
     assert differential(other, trials=6).held
+
+
+def test_outputs_written_at_the_same_places_are_computed_in_one_loop_nest():
+    lift = lift_c(CORPUS / "sse2.c", "sse2_darken_lighten")
+    schedule_lifted(lift.engine)
+    assert lift.engine.fused_outputs == ("lo", "hi")
+    nest = lift.engine.pipeline.loop_nest()
+    # one loop nest, both produced around the strips of rows (the same loop names), serial
+    assert "hi_strip" not in nest and "parallel" not in nest
+    assert nest.index("produce hi_v") < nest.index("for row.lo_strip") < nest.index("lo_v2(...)")
+
+
+def test_outputs_written_at_different_places_are_computed_apart(tmp_path):
+    path = _write(
+        tmp_path,
+        """
+void k(const uint8_t *a, uint8_t *inner, uint8_t *full, int width, int height, int rowBytes) {
+    for (int y = 0; y < height; y++) {
+        for (int x = 0; x < width; x++) full[y * rowBytes + x] = a[y * rowBytes + x] / 2;
+        for (int x = 1; x < width - 1; x++) inner[y * rowBytes + x] = a[y * rowBytes + x - 1] / 2;
+    }
+}
+""",
+    )
+    lift = lift_c(path, "k")
+    schedule_lifted(lift.engine)
+    assert lift.engine.fused_outputs == ()
+    scalars = _scalars(lift, 45, 19)
+    buffers = allocate(lift, np.random.default_rng(3), scalars, lift.lifted.ranges)
+    theirs = {k: v.copy() for k, v in buffers.items()}
+    ours = {k: v.copy() for k, v in buffers.items()}
+    call_original(compile_original(path), lift, scalars, theirs)
+    lift.engine.run(ours, scalars)
+    for key in buffers:
+        assert np.array_equal(theirs[key], ours[key]), key
+
+
+@pytest.mark.parametrize("size", [(1, 1), (7, 3), (33, 17)], ids=["1x1", "7x3", "33x17"])
+def test_fused_outputs_narrower_than_a_vector_or_a_strip_keep_the_originals_bytes(size: tuple[int, int]):
+    path = CORPUS / "sse2.c"
+    lift = lift_c(path, "sse2_darken_lighten")
+    schedule_lifted(lift.engine)
+    scalars = _scalars(lift, *size)
+    buffers = allocate(lift, np.random.default_rng(7), scalars, lift.lifted.ranges)
+    theirs = {k: v.copy() for k, v in buffers.items()}
+    ours = {k: v.copy() for k, v in buffers.items()}
+    call_original(compile_original(path), lift, scalars, theirs)
+    lift.engine.run(ours, scalars)
+    for key in buffers:
+        assert np.array_equal(theirs[key], ours[key]), key
