@@ -55,6 +55,7 @@ class Compiled:
         self.output_names = [a.name for a in native.arguments if a.is_output]
         self._outputs = [a for a in native.arguments if a.is_output]
         self._output_dtype = self._outputs[0].type.numpy() if self._outputs else None
+        self._output_dtypes = [a.type.numpy() for a in self._outputs]
         self._input_names: frozenset[str] | None = None  # _plain_arguments' view of the inputs, made once
         self._images: list[tuple[Any, str, np.dtype, int]] = []
         self._params: list[tuple[Any, Any, int, int]] = []
@@ -101,8 +102,9 @@ class Compiled:
     ) -> np.ndarray | list[np.ndarray]:
         """`mins` moves the computed domain to [mins, mins + sizes) (0 by default); inputs
         given as `Buffer`s are read over their own mins."""
-        if mins is None and type(out) is np.ndarray and len(self._outputs) == 1:
-            given = self._common_call(sizes, inputs, out)
+        single = type(out) is np.ndarray and len(self._outputs) == 1
+        if mins is None and (single or (type(out) is list and len(out) == len(self._outputs) > 1)):
+            given = self._common_call(sizes, inputs, [out] if single else out)
             if given is not None:
                 try:
                     self.native.call_named(given)
@@ -112,10 +114,10 @@ class Compiled:
                     if windows is None:
                         raise
                     raise RuntimeFailure(f"{failure}; {_beyond_out(windows, sizes)}") from None
-                return out
+                return out if single else list(out)
         if mins is None and out is None and len(self._outputs) == 1:
             fresh = self._fresh_output(sizes)
-            given = self._common_call(sizes, inputs, fresh) if fresh is not None else None
+            given = self._common_call(sizes, inputs, [fresh]) if fresh is not None else None
             if given is not None:
                 try:
                     self.native.call_named(given)
@@ -155,10 +157,11 @@ class Compiled:
             outputs = self._run_over(windows, sizes, args, buffer_mins)
         return outputs[0] if len(outputs) == 1 else outputs
 
-    def _common_call(self, sizes: Any, inputs: dict[str, Any] | None, out: np.ndarray) -> dict[str, Any] | None:
+    def _common_call(self, sizes: Any, inputs: dict[str, Any] | None, outs: list[Any]) -> dict[str, Any] | None:
         """The native call's arguments for the most common call, checked in one pass: plain
-        inputs (_plain_arguments), sizes as a list of non-negative ints, one output written
-        into an `out=` array of its shape and dtype. None for anything else, which the
+        inputs (_plain_arguments), sizes as a list of non-negative ints, the outputs written
+        into `out=` arrays of their shape and dtype (one per output, in order; several
+        outputs of one loop nest in a list). None for anything else, which the
         general path handles (and refuses with its messages). A call of a pipeline on a
         small image spent as long in the general path's checks as in the generated code."""
         output = self._outputs[0]
@@ -167,13 +170,16 @@ class Compiled:
         for size in sizes:
             if type(size) is not int or size < 0:
                 return None
-        if out.shape != tuple(reversed(sizes)) or out.dtype != self._output_dtype or not out.flags.writeable:
-            return None
+        shape = tuple(reversed(sizes))
+        for out, dtype in zip(outs, self._output_dtypes, strict=True):
+            if type(out) is not np.ndarray or out.shape != shape or out.dtype != dtype or not out.flags.writeable:
+                return None
         plain = self._plain_arguments(inputs)
         if plain is None:
             return None
         given = plain[0]
-        given[output.name] = out
+        for out, name in zip(outs, self.output_names, strict=True):
+            given[name] = out
         return given
 
     def _fresh_output(self, sizes: Any) -> np.ndarray | None:
