@@ -323,3 +323,12 @@ class Evaluate(Stmt):
 
 def no_op() -> Stmt:
     return Evaluate(E.Const(Int(32), 0))
+
+
+def constant_int(e: E.Expr) -> int | None:
+    """The integer value of a constant (or a broadcast constant), else None."""
+    while isinstance(e, Broadcast):
+        e = e.value
+    if isinstance(e, E.Const) and not e.type().is_float():
+        return int(e.value)
+    return None

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from pixelweave.engine.codegen.llvm_address import WideValue
-from pixelweave.engine.codegen.llvm_expr import BufferRef, ExprCodeGen, constant_int
+from pixelweave.engine.codegen.llvm_expr import BufferRef, ExprCodeGen
 from pixelweave.engine.codegen.llvm_ir import (
     TRUE,
     FunctionBuilder,
@@ -60,6 +60,7 @@ from pixelweave.engine.stmt import (
     ProducerConsumer,
     Stmt,
     Store,
+    constant_int,
 )
 
 

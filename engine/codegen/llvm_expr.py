@@ -42,7 +42,7 @@ from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.debug_calls import DEBUG_CALL_PREFIXES, DEBUG_HOOKS
 from pixelweave.engine.ir.memoize_calls import BUFFER_ADDRESS_PREFIX, MEMOIZE_CALL_PREFIXES, MEMOIZE_HOOKS
 from pixelweave.engine.ir.types import Int, Type
-from pixelweave.engine.stmt import Broadcast, Load, Ramp, Store
+from pixelweave.engine.stmt import Broadcast, Load, Ramp, Store, constant_int
 
 if TYPE_CHECKING:
     from pixelweave.engine.codegen.llvm import _Function
@@ -67,15 +67,6 @@ _UNARY_MATH = {
     "round": "llvm.roundeven",
     "trunc": "llvm.trunc",
 }
-
-
-def constant_int(e: E.Expr) -> int | None:
-    """The integer value of a constant (or a broadcast constant), else None."""
-    while isinstance(e, Broadcast):
-        e = e.value
-    if isinstance(e, E.Const) and not e.type().is_float():
-        return int(e.value)
-    return None
 
 
 @dataclass

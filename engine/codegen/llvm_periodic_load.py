@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from pixelweave.engine.codegen.llvm_ir import FunctionBuilder, Value, int_const, vector_of
 from pixelweave.engine.ir import expr as E
-from pixelweave.engine.stmt import Broadcast, Ramp
+from pixelweave.engine.stmt import Broadcast, Ramp, constant_int
 
 MAX_PERIOD = 16  # residues handled (one shuffle and one select each)
 MAX_CHUNKS = 4  # dense vectors read per load, at most
@@ -45,14 +45,6 @@ class _NotPeriodic(Exception):
     pass
 
 
-def _const_of(e: E.Expr) -> int | None:
-    while isinstance(e, Broadcast):
-        e = e.value
-    if isinstance(e, E.Const) and not e.type().is_float():
-        return int(e.value)
-    return None
-
-
 class _Analysis:
     """Walks an index: checks its shape, finds the ramp's base and the period."""
 
@@ -64,14 +56,14 @@ class _Analysis:
         """Whether e depends on the ramp; raises _NotPeriodic for shapes outside the form.
         additive: e is reached from the root through additions and subtractions only (where
         a run-time scalar may be added)."""
-        if _const_of(e) is not None:
+        if constant_int(e) is not None:
             return False
         if isinstance(e, Broadcast):
             if e.value.type().is_vector() or not additive:
                 raise _NotPeriodic  # a vector repeated; a scalar under a division (the pattern depends on it)
             return False
         if isinstance(e, Ramp):
-            if _const_of(e.stride) is None or e.base.type().is_vector():
+            if constant_int(e.stride) is None or e.base.type().is_vector():
                 raise _NotPeriodic
             if self.base is None:
                 self.base = e.base
@@ -82,13 +74,13 @@ class _Analysis:
             left, right = self.check(e.a, additive), self.check(e.b, additive)
             return left or right
         if isinstance(e, E.Mul):
-            if _const_of(e.b) is not None:
+            if constant_int(e.b) is not None:
                 return self.check(e.a, False)
-            if _const_of(e.a) is not None:
+            if constant_int(e.a) is not None:
                 return self.check(e.b, False)
             raise _NotPeriodic
         if isinstance(e, (E.Div, E.Mod)):
-            divisor = _const_of(e.b)
+            divisor = constant_int(e.b)
             if divisor is None or divisor <= 0:
                 raise _NotPeriodic
             varies = self.check(e.a, False)
@@ -101,13 +93,13 @@ class _Analysis:
 def _lane_value(e: E.Expr, x: int, k: int) -> int:
     """Lane k of e when the ramp's base is x and every run-time scalar is 0 (floor
     division and remainder, as the engine's Euclidean ones for positive divisors)."""
-    known = _const_of(e)
+    known = constant_int(e)
     if known is not None:
         return known
     if isinstance(e, Broadcast):
         return 0
     if isinstance(e, Ramp):
-        return x + k * _const_of(e.stride)
+        return x + k * constant_int(e.stride)
     a, b = _lane_value(e.a, x, k), _lane_value(e.b, x, k)
     if isinstance(e, E.Add):
         return a + b
