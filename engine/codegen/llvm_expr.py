@@ -32,6 +32,7 @@ from pixelweave.engine.codegen.llvm_ir import (
     memory_scalar_type,
     memory_type,
     scalar_type,
+    shuffle_operands,
     vector_of,
 )
 from pixelweave.engine.codegen.llvm_periodic_load import periodic_index, periodic_load
@@ -434,24 +435,10 @@ class ExprCodeGen:
         for p in picks:
             j = min(p // width, len(chunks) - 1)
             where.append(j * width + p - starts[j])
-        size = width
-        while len(chunks) > 2:  # concatenate pairwise (a poison chunk pads an odd count)
-            if len(chunks) % 2:
-                chunks.append(Value(vector_of(elem, size), "poison"))
-            both = ", ".join(f"i32 {i}" for i in range(2 * size))
-            chunks = [
-                b.assign(
-                    vector_of(elem, 2 * size),
-                    f"shufflevector {chunks[i]}, {chunks[i + 1]}, <{2 * size} x i32> <{both}>",
-                    "span",
-                )
-                for i in range(0, len(chunks), 2)
-            ]
-            size *= 2
-        second = chunks[1] if len(chunks) == 2 else Value(vector_of(elem, size), "poison")
+        first, second = shuffle_operands(b, chunks, elem, width, "span")
         mask = ", ".join(f"i32 {i}" for i in where)
         return b.assign(
-            memory_type(t), f"shufflevector {chunks[0]}, {second}, <{width} x i32> <{mask}>", "strided"
+            memory_type(t), f"shufflevector {first}, {second}, <{width} x i32> <{mask}>", "strided"
         )
 
     def _halved_ramp(self, e: E.Expr) -> tuple[Value, Value | None] | None:

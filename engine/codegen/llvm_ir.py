@@ -364,3 +364,26 @@ class ModuleBuilder:
         parts.extend(self.trailer)
         parts.append(f'{LIKELY_METADATA} = !{{!"branch_weights", i32 1048575, i32 1}}')
         return "\n".join(parts) + "\n"
+
+
+def shuffle_operands(b: FunctionBuilder, parts: list[Value], elem: str, width: int, hint: str) -> tuple[Value, Value]:
+    """Dense loads of `width` elements each, concatenated pairwise until at most two remain:
+    the two operands of the one shufflevector that picks lanes from all of them (the second
+    poison when a single vector remains; a poison vector pads an odd count). Element i of the
+    parts laid end to end is lane i of the two operands laid end to end."""
+    size = width
+    while len(parts) > 2:
+        if len(parts) % 2:
+            parts = [*parts, Value(vector_of(elem, size), "poison")]
+        both = ", ".join(f"i32 {i}" for i in range(2 * size))
+        parts = [
+            b.assign(
+                vector_of(elem, 2 * size),
+                f"shufflevector {parts[i]}, {parts[i + 1]}, <{2 * size} x i32> <{both}>",
+                hint,
+            )
+            for i in range(0, len(parts), 2)
+        ]
+        size *= 2
+    second = parts[1] if len(parts) == 2 else Value(vector_of(elem, size), "poison")
+    return parts[0], second

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pixelweave.engine.codegen.llvm_ir import FunctionBuilder, Value, int_const, vector_of
+from pixelweave.engine.codegen.llvm_ir import FunctionBuilder, Value, int_const, shuffle_operands, vector_of
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.stmt import Broadcast, Ramp, constant_int
 
@@ -197,19 +197,7 @@ def periodic_load(
         offset = by_residue([int_const(64, starts[j]) for starts in chunks.starts])
         at = b.binop("add", first, offset, "chunk")
         loaded.append(b.load(chunk_ty, b.gep(elem, pointer, at, f"{hint}.addr"), align, hint))
-    size = chunks.width
-    while len(loaded) > 2:  # concatenate pairwise (a poison vector pads an odd count)
-        if len(loaded) % 2:
-            loaded.append(Value(vector_of(elem, size), "poison"))
-        both = ", ".join(f"i32 {i}" for i in range(2 * size))
-        loaded = [
-            b.assign(
-                vector_of(elem, 2 * size), f"shufflevector {loaded[i]}, {loaded[i + 1]}, <{2 * size} x i32> <{both}>"
-            )
-            for i in range(0, len(loaded), 2)
-        ]
-        size *= 2
-    second = loaded[1] if len(loaded) == 2 else Value(vector_of(elem, size), "poison")
+    first_operand, second = shuffle_operands(b, loaded, elem, chunks.width, hint)
     result_ty = vector_of(elem, lanes)
     picked = []
     for r, pattern in enumerate(plan.patterns):
@@ -219,5 +207,5 @@ def periodic_load(
             j = max(i for i in range(chunks.count) if starts[i] <= offset)
             mask.append(j * chunks.width + offset - starts[j])
         text = ", ".join(f"i32 {m}" for m in mask)
-        picked.append(b.assign(result_ty, f"shufflevector {loaded[0]}, {second}, <{lanes} x i32> <{text}>", hint))
+        picked.append(b.assign(result_ty, f"shufflevector {first_operand}, {second}, <{lanes} x i32> <{text}>", hint))
     return by_residue(picked)
