@@ -126,13 +126,16 @@ def test_worker_compile_matches_reference_and_in_process(
 
 def test_worker_killed_mid_compile_falls_back(worker, image: np.ndarray) -> None:
     pipeline = chain_pipeline(9)
+    # Lowered before the timer starts: on a loaded machine lowering alone could outlast it,
+    # and the kill would land before the job was sent.
+    lowered = lower(pipeline).lowered
     pid = compile_worker.worker_process_id()
     assert pid is not None
     os.kill(pid, signal.SIGSTOP)  # holds the job unanswered until the kill below
-    killer = threading.Timer(0.5, os.kill, (pid, signal.SIGKILL))
+    killer = threading.Timer(2.0, os.kill, (pid, signal.SIGKILL))
     killer.start()
     before = compile_worker.worker_statistics()
-    fn = compile_pipeline(lower(pipeline).lowered, level="full", cache=False)
+    fn = compile_pipeline(lowered, level="full", cache=False)
     killer.join()
     after = compile_worker.worker_statistics()
     assert after["fallbacks"] == before["fallbacks"] + 1 and after["jobs"] == before["jobs"]
