@@ -81,7 +81,12 @@ def _module(lowered: LoweredPipeline, target: Any) -> tuple[str, Any]:
     spec = resolve_target(engine_target_name(target))
     with deep_recursion():
         module = generate_module(
-            lowered, triple=spec.triple, datalayout=data_layout(spec), profile=False, embed_runtime=True
+            lowered,
+            triple=spec.triple,
+            datalayout=data_layout(spec),
+            profile=False,
+            embed_runtime=True,
+            features=spec.features,
         )
     refuse_debug_hooks(module.ir, lowered.name)
     return module.ir, spec

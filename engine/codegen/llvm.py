@@ -41,6 +41,7 @@ from pixelweave.engine.codegen.llvm_ir import (
     lanes_of,
     memory_scalar_type,
 )
+from pixelweave.engine.codegen.llvm_table_lookup import supports_table_lookup
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.memoize_calls import BUFFER_ADDRESS_PREFIX
@@ -143,13 +144,16 @@ def generate_module(
     profile: bool = False,
     embed_runtime: bool = False,
     checked: bool = False,
+    features: str = "",
 ) -> GeneratedModule:
-    """LLVM IR for lowered. With embed_runtime (exported libraries) the thread pool is
-    compiled into the module with internal linkage and NAME's context (its last error
-    message) is thread-local; otherwise the pool is declared (the JIT links the process-wide
-    runtime) and callers pass a context of their own through NAME_argv_context. With
-    checked, every load and store tests its index against its buffer and fails the call
-    (ASSERTION_FAILED, naming the buffer, the index and the Func being computed) instead."""
+    """LLVM IR for lowered, for a CPU with LLVM's feature string `features` (what it may use
+    beyond what LLVM chooses itself, such as byte-permute table lookups). With embed_runtime
+    (exported libraries) the thread pool is compiled into the module with internal linkage
+    and NAME's context (its last error message) is thread-local; otherwise the pool is
+    declared (the JIT links the process-wide runtime) and callers pass a context of their
+    own through NAME_argv_context. With checked, every load and store tests its index
+    against its buffer and fails the call (ASSERTION_FAILED, naming the buffer, the index
+    and the Func being computed) instead."""
     if not _C_IDENTIFIER.match(lowered.name):
         raise CompileError(f"pipeline name `{lowered.name}` is not a C identifier")
     seen: set[str] = set()
@@ -160,7 +164,9 @@ def generate_module(
             raise CompileError(f"pipeline `{lowered.name}` has two arguments named `{a.name}`")
         seen.add(a.name)
     module = ModuleBuilder(lowered.name, triple, datalayout)
-    gen = _CodeGen(lowered, module, profile=profile, thread_local_context=embed_runtime, checked=checked)
+    gen = _CodeGen(
+        lowered, module, profile=profile, thread_local_context=embed_runtime, checked=checked, features=features
+    )
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 20000))
     try:
@@ -321,9 +327,12 @@ class _CodeGen(ExprCodeGen):
         profile: bool,
         thread_local_context: bool,
         checked: bool = False,
+        features: str = "",
     ) -> None:
         self.lowered = lowered
         self.checked = checked
+        self.table_lookups = supports_table_lookup(features)
+        self.constant_sizes: dict[str, int] = {}  # allocations of a constant element count in scope
         self.producing: list[str] = []
         self.module = module
         self.strict_float = lowered.strict_float
@@ -919,6 +928,23 @@ class _CodeGen(ExprCodeGen):
 
     # ------------------------------------------------------------------ storage
     def _allocate(self, s: Allocate) -> None:
+        """Storage for s's body; its element count is known to the body's loads while
+        constant (a lookup table in registers: llvm_table_lookup)."""
+        size_const = constant_int(s.size)
+        if size_const is None or s.output_alias is not None:
+            self._allocate_storage(s)
+            return
+        outer = self.constant_sizes.get(s.name)
+        self.constant_sizes[s.name] = size_const
+        try:
+            self._allocate_storage(s)
+        finally:
+            if outer is None:
+                del self.constant_sizes[s.name]
+            else:
+                self.constant_sizes[s.name] = outer
+
+    def _allocate_storage(self, s: Allocate) -> None:
         b = self.b
         elem = memory_scalar_type(s.type.element_of())
         size_const = constant_int(s.size)

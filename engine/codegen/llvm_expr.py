@@ -6,7 +6,8 @@ Broadcast, and loads and stores: dense vector accesses for stride-1 ramps, one d
 plus a shuffle for small constant strides, two half-width dense loads and an interleaving
 shuffle for ramp(b, 1, n) / 2 (+ an offset), dense loads and a shuffle per residue for
 indices that repeat a pattern (llvm_periodic_load), a masked dense load for a ramp clamped
-to the image (llvm_clamped_load), LLVM gathers and scatters otherwise. Bools
+to the image (llvm_clamped_load), byte permutes for a lookup into a small table
+(llvm_table_lookup), LLVM gathers and scatters otherwise. Bools
 are i1 in registers and bytes in memory.
 """
 
@@ -37,6 +38,7 @@ from pixelweave.engine.codegen.llvm_ir import (
 )
 from pixelweave.engine.codegen.llvm_periodic_load import periodic_index, periodic_load
 from pixelweave.engine.codegen.llvm_semantics import Semantics
+from pixelweave.engine.codegen.llvm_table_lookup import table_lookup, table_window
 from pixelweave.engine.codegen.llvm_vector_math import VectorMath, uses_vector_math
 from pixelweave.engine.errors import CompileError
 from pixelweave.engine.ir import expr as E
@@ -89,6 +91,8 @@ class ExprCodeGen:
     module: ModuleBuilder
     _memo: dict[tuple, Value] | None
     producing: list[str]  # the Funcs whose production encloses the code being generated
+    table_lookups: bool  # the target has byte permutes (llvm_table_lookup)
+    constant_sizes: dict[str, int]  # element counts of the constant-size allocations in scope
     # Fail the pipeline with message unless ok (the statement generator provides it).
     _report_bad_access: Callable[[Value, str, list[tuple[Value, Type | None]]], None]
 
@@ -389,6 +393,12 @@ class ExprCodeGen:
             loaded = periodic_load(b, elem, ref.pointer, first, residue, plan, t.lanes, align, e.buffer)
             if loaded is not None:
                 return self._from_memory(loaded, t)
+        if self.table_lookups and elem == "i8" and idx.type().bits == 32:
+            size = self.constant_sizes.get(e.buffer)
+            window = table_window(idx, t.lanes, size)
+            if window is not None and size is not None:  # a small byte table: permutes in registers
+                index = self._expr(idx, hint="index")
+                return self._from_memory(table_lookup(b, self.module, ref.pointer, size, window, index, e.buffer), t)
         index64 = self._index64(self._expr(idx, hint="index"))
         return self._from_memory(gather(b, self.module, memory_type(t), elem, ref.pointer, index64, align), t)
 

@@ -104,6 +104,7 @@ def host_module_generator(program: OpenCLProgram) -> Callable[..., GeneratedModu
         profile: bool = False,
         checked: bool = False,
         embed_runtime: bool = False,
+        features: str = "",  # the CPU's features: the host part reads no lookup tables
     ) -> GeneratedModule:
         if profile or checked:
             raise CompileError("profile and checked builds are available for CPU targets only, not target='opencl'")

@@ -507,7 +507,14 @@ def compile_pipeline(
             "run here; use export_library to build for other machines"
         )
     jit = _get_jit()
-    module = generator(lowered, triple=spec.triple, datalayout=data_layout(spec), profile=profile, checked=checked)
+    module = generator(
+        lowered,
+        triple=spec.triple,
+        datalayout=data_layout(spec),
+        profile=profile,
+        checked=checked,
+        features=spec.features,
+    )
     with _lock:
         _statistics["pipelines_compiled"] += 1
     key = cache_key(module.ir, spec, level)

@@ -83,7 +83,13 @@ def export_library(
     directory.mkdir(parents=True, exist_ok=True)
     spec = resolve_target(target)
     module = generate_module(
-        lowered, triple=spec.triple, datalayout=data_layout(spec), profile=False, embed_runtime=True, checked=checked
+        lowered,
+        triple=spec.triple,
+        datalayout=data_layout(spec),
+        profile=False,
+        embed_runtime=True,
+        checked=checked,
+        features=spec.features,
     )
     refuse_debug_hooks(module.ir, name)
     obj = compile_ir_to_object(module.ir, spec, level, pic=True, jit=False).data
