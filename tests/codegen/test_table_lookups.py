@@ -145,3 +145,38 @@ def test_constant_interval_of_index_expressions():
     assert table_window(shifted, 16, 262) is None  # reaches past the table
     assert table_window(clamped, 16, 2000) is not None
     assert table_window(clamped, 48 * 2, 2000) is None  # 96 lanes: not a power-of-two multiple of 64
+
+
+def test_random_lookups_match_the_reference(tmp_path):
+    """Random tables, index expressions, vector widths and placements of the table."""
+    rng = np.random.default_rng(20261128)
+    permuted = 0
+    for case in range(24):
+        table_size = int(rng.integers(1, 1100))
+        lanes = int(rng.choice([8, 16, 32, 64, 128]))
+        lo = int(rng.integers(0, table_size))
+        hi = int(rng.integers(lo, min(table_size, lo + 1100)))
+        offset = int(rng.integers(-300, 300))
+        kind = case % 4
+        index_type = [pw.UInt(8), pw.Int(8), pw.UInt(16), pw.Int(16)][kind]
+        x, y, i = pw.Var("x"), pw.Var("y"), pw.Var("i")
+        inp = pw.ImageParam(index_type, 2, "inp")
+        table = pw.Func("table")
+        table[i, y] = pw.cast(pw.Int(8) if case % 3 == 0 else pw.UInt(8), i * 13 - y * 3 + 7)
+        out = pw.Func("out")
+        out[x, y] = table[pw.clamp(pw.cast(pw.Int(32), inp[x, y]) + offset, lo, hi), y]
+        table.bound(i, 0, table_size)
+        if case % 2:
+            table.compute_at(out, y)
+        else:
+            table.compute_root()
+        out.vectorize(x, lanes).parallel(y)
+        pipeline = pw.Pipeline(out)
+        permuted += _uses_permutes(pipeline, tmp_path)
+        width, height = lanes + int(rng.integers(0, 3 * lanes)), int(rng.integers(1, 5))
+        info = np.iinfo(index_type.numpy())
+        values = rng.integers(info.min, info.max + 1, size=(height, width)).astype(index_type.numpy())
+        got = pipeline.realize([width, height], {"inp": values})
+        want = realize_reference(pipeline, [width, height], {"inp": values})
+        np.testing.assert_array_equal(got, want, err_msg=f"case {case}: table {table_size} [{lo}, {hi}] lanes {lanes}")
+    assert (permuted >= 6) == HOST_PERMUTES, permuted
