@@ -7,7 +7,9 @@ one JIT library. A part keeps every declaration, private constant and metadata l
 module (unused ones cost LLVM nothing); a function or a mutable global used by another part
 loses its internal linkage there and is declared in the user. Functions joined by direct
 calls stay in one part, so no call LLVM could inline crosses parts: the parallel-loop
-closures, which are only passed by address to the runtime, are what moves.
+closures, which are only passed by address to the runtime, are what moves, and functions
+marked noinline (the outlined produce bodies of engine/codegen/llvm.py: called once per
+production, never per pixel), whose callers may be in the other part.
 
 The split reads the text ModuleBuilder renders; anything it does not recognize gives no
 split (None), so the module compiles whole as before.
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 
 _DEFINE = re.compile(
     r"^define (?P<linkage>internal |private )?(?P<ret>.+?) @(?P<name>[A-Za-z0-9_.]+)\((?P<params>.*)\)"
+    r"(?P<attributes>[^{]*)"
 )
 _MUTABLE_GLOBAL = re.compile(
     r"^@(?P<name>[A-Za-z0-9_.]+) = (?P<linkage>internal |private )?global (?P<type>.+) zeroinitializer"
@@ -156,7 +159,8 @@ def _parse(lines: list[str]) -> tuple[list[str], list[_Function], list[str]]:
 
 
 def _call_groups(functions: list[_Function]) -> list[list[_Function]]:
-    """Functions joined by direct calls (either way), in module order within a group."""
+    """Functions joined by direct calls (either way) to functions LLVM may inline, in module
+    order within a group."""
     parent = {f.name: f.name for f in functions}
 
     def root(name: str) -> str:
@@ -165,9 +169,10 @@ def _call_groups(functions: list[_Function]) -> list[list[_Function]]:
             name = parent[name]
         return name
 
+    separate = {f.name for f in functions if "noinline" in f.header.group("attributes").split()}
     for f in functions:
         for callee in f.calls:
-            if callee in parent:
+            if callee in parent and callee not in separate:
                 parent[root(callee)] = root(f.name)
     groups: dict[str, list[_Function]] = {}
     for f in functions:
