@@ -105,10 +105,10 @@ HEAP_ALIGNMENT = 64
 # a module one parallel loop's body dominates splits into parts that compile at once
 # (engine/codegen/module_split.py). Counted in distinct statement and expression nodes:
 # only pipelines of at least OUTLINE_MIN_PIPELINE_NODES (smaller modules are not split
-# anyway: about 2500 lines of IR), only inside a function holding at least
+# anyway: 3 to 4.5 lines of IR a node, and modules under 2500 lines compile whole), only inside a function holding at least
 # OUTLINE_DOMINANT_SHARE of them (one that would keep the module from splitting), and only
 # bodies of at least OUTLINE_MIN_SHARE of them (or OUTLINE_MIN_NODES, the larger).
-OUTLINE_MIN_PIPELINE_NODES = 600
+OUTLINE_MIN_PIPELINE_NODES = 700
 OUTLINE_DOMINANT_SHARE = 0.5
 OUTLINE_MIN_SHARE = 0.08
 OUTLINE_MIN_NODES = 50
