@@ -104,10 +104,11 @@ HEAP_ALIGNMENT = 64
 # Produce bodies outlined into functions of their own (_CodeGen._outlined_produce), so that
 # a module one parallel loop's body dominates splits into parts that compile at once
 # (engine/codegen/module_split.py). Counted in distinct statement and expression nodes:
-# only pipelines of at least OUTLINE_MIN_PIPELINE_NODES (smaller modules are not split
-# anyway: 3 to 4.5 lines of IR a node, and modules under 2500 lines compile whole), only inside a function holding at least
+# only pipelines of at least OUTLINE_MIN_PIPELINE_NODES (3 to 4.5 lines of IR a node, and
+# modules under 2500 lines compile whole anyway), only inside a function holding at least
 # OUTLINE_DOMINANT_SHARE of them (one that would keep the module from splitting), and only
-# bodies of at least OUTLINE_MIN_SHARE of them (or OUTLINE_MIN_NODES, the larger).
+# bodies of at least OUTLINE_MIN_SHARE of them (or OUTLINE_MIN_NODES, the larger). Smaller
+# pipelines, and modules that split without it, compile exactly as before.
 OUTLINE_MIN_PIPELINE_NODES = 700
 OUTLINE_DOMINANT_SHARE = 0.5
 OUTLINE_MIN_SHARE = 0.08
