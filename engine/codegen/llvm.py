@@ -22,9 +22,10 @@ a parallel loop's outlined body returns its code through the runtime to its call
 
 from __future__ import annotations
 
+import math
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -101,6 +102,18 @@ def context_bytes(profile_count: int) -> int:
 
 
 HEAP_ALIGNMENT = 64
+# Produce bodies outlined into functions of their own (_CodeGen._outlined_produce), so that
+# a module one parallel loop's body dominates splits into parts that compile at once
+# (engine/codegen/module_split.py). Counted in distinct statement and expression nodes:
+# only pipelines of at least OUTLINE_MIN_PIPELINE_NODES (3 to 4.5 lines of IR a node, and
+# modules under 2500 lines compile whole anyway), only inside a function holding at least
+# OUTLINE_DOMINANT_SHARE of them (one that would keep the module from splitting), and only
+# bodies of at least OUTLINE_MIN_SHARE of them (or OUTLINE_MIN_NODES, the larger). Smaller
+# pipelines, and modules that split without it, compile exactly as before.
+OUTLINE_MIN_PIPELINE_NODES = 700
+OUTLINE_DOMINANT_SHARE = 0.5
+OUTLINE_MIN_SHARE = 0.08
+OUTLINE_MIN_NODES = 50
 _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -165,7 +178,13 @@ def generate_module(
         seen.add(a.name)
     module = ModuleBuilder(lowered.name, triple, datalayout)
     gen = _CodeGen(
-        lowered, module, profile=profile, thread_local_context=embed_runtime, checked=checked, features=features
+        lowered,
+        module,
+        profile=profile,
+        thread_local_context=embed_runtime,
+        checked=checked,
+        outline_produces=True,
+        features=features,
     )
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 20000))
@@ -220,8 +239,10 @@ def add_error_reporting(module: ModuleBuilder, *, export: bool) -> None:
 
 
 def _walk_names(stmt: Stmt) -> list[str]:
-    """Variable and buffer names used anywhere in stmt, in first-use order (for closures)."""
+    """Variable and buffer names used anywhere in stmt, in first-use order (for closures);
+    then the output buffers that storage in stmt may alias."""
     seen: dict[str, None] = {}
+    aliased: list[str] = []
     visited: set[int] = set()
     stack: list[object] = [stmt]
     while stack:
@@ -241,8 +262,32 @@ def _walk_names(stmt: Stmt) -> list[str]:
         elif isinstance(node, Stmt):
             if isinstance(node, Store):
                 seen.setdefault(node.buffer, None)
+            elif isinstance(node, Allocate) and node.output_alias is not None:
+                aliased.append(node.output_alias[0])
             stack.extend(reversed([c for c in node.children() if c is not None]))
+    for name in aliased:
+        seen.setdefault(name, None)
     return list(seen)
+
+
+def _node_count(stmt: Stmt, limit: int, *, in_function: bool) -> int:
+    """Distinct statement and expression nodes of stmt, counted up to limit (the walk stops
+    there: callers only ask whether a body reaches a size). With in_function, the bodies of
+    parallel loops are left out: they become functions of their own."""
+    visited: set[int] = set()
+    stack: list[object] = [stmt]
+    count = 0
+    while stack and count < limit:
+        node = stack.pop()
+        if node is None or id(node) in visited:
+            continue
+        visited.add(id(node))
+        count += 1
+        if in_function and isinstance(node, For) and node.for_type == ForType.PARALLEL:
+            stack.extend((node.min, node.extent))
+        else:
+            stack.extend(node.children())  # type: ignore[attr-defined]
+    return count
 
 
 def _printf_template(message: str, args: list[Type | None]) -> tuple[str, list[Type | None]]:
@@ -306,6 +351,29 @@ class _Function:
     live_heap: list[_HeapEntry] = field(default_factory=list)
     timespec: Value | None = None
     unwind: _Unwind | None = None
+    outline_produces: bool = False  # large produce bodies in it become functions of their own
+    # buffers bound to storage of their own (an Allocate that may not be the output buffer):
+    # no other pointer reaches that memory
+    distinct_storage: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Closure:
+    """The caller's state an outlined body reads, stored field by field into one stack
+    struct whose address the body gets: scalar values (the call's context first), buffer
+    fields (_buffer_fields), and with let forms the i64 forms (wide_lets) and halved ramps
+    of the captured lets, so the body's addresses come out as they would inline. The
+    pointers of distinct storage (`arguments`) are passed as noalias arguments instead:
+    loaded from memory, LLVM could no longer tell that stores into one storage leave the
+    loads of another alone (camera pipe's outlined demosaic took a fifth longer)."""
+
+    struct_ty: str
+    pointer: Value
+    variables: list[tuple[str, Value]]
+    buffers: list[tuple[str, BufferRef, list[Value]]]  # fields in the struct
+    arguments: list[str] = field(default_factory=list)  # buffers whose pointer is an argument
+    wide: list[tuple[str, WideValue]] = field(default_factory=list)
+    halved: list[tuple[str, tuple[Value, Value | None]]] = field(default_factory=list)
 
 
 @dataclass
@@ -327,12 +395,17 @@ class _CodeGen(ExprCodeGen):
         profile: bool,
         thread_local_context: bool,
         checked: bool = False,
+        outline_produces: bool = False,
         features: str = "",
     ) -> None:
         self.lowered = lowered
         self.checked = checked
         self.table_lookups = supports_table_lookup(features)
         self.constant_sizes: dict[str, int] = {}  # allocations of a constant element count in scope
+        # Backends whose statements hold per-scope values of their own (OpenCL's device
+        # buffers) keep every produce body inline: only this backend's state is captured.
+        self.outline_produces = outline_produces
+        self._pipeline_nodes = 0
         self.producing: list[str] = []
         self.module = module
         self.strict_float = lowered.strict_float
@@ -397,7 +470,10 @@ class _CodeGen(ExprCodeGen):
 
     def _run_function(self, params: list[tuple[str, str]]) -> None:
         builder = FunctionBuilder(f"{self.prefix}.run", "i32", [("ptr", "context"), *params], linkage="internal")
+        if self.outline_produces:
+            self._pipeline_nodes = _node_count(self.lowered.body, sys.maxsize, in_function=False)
         self.fn = _Function(builder, is_entry=True, context=builder.params[0])
+        self.fn.outline_produces = self._dominates(self.lowered.body)
         b = self.b
         for a, p in zip(self.lowered.arguments, b.params[1:], strict=True):
             if a.is_buffer():
@@ -686,10 +762,15 @@ class _CodeGen(ExprCodeGen):
                 halved_ramps[name] = old_halved
 
     @contextmanager
-    def _bound_buffer(self, name: str, ref: BufferRef) -> Iterator[None]:
-        buffers = self.fn.buffers
-        old = buffers.get(name)
+    def _bound_buffer(self, name: str, ref: BufferRef, *, distinct: bool = False) -> Iterator[None]:
+        """name bound to ref in the body; distinct: ref is storage no other pointer reaches."""
+        buffers, owned = self.fn.buffers, self.fn.distinct_storage
+        old, was_distinct = buffers.get(name), name in owned
         buffers[name] = ref
+        if distinct:
+            owned.add(name)
+        else:
+            owned.discard(name)
         try:
             yield
         finally:
@@ -697,6 +778,10 @@ class _CodeGen(ExprCodeGen):
                 buffers[name] = old
             else:
                 del buffers[name]
+            if was_distinct:
+                owned.add(name)
+            else:
+                owned.discard(name)
 
     def _let_stmt(self, s: LetStmt) -> None:
         value = self._expr(s.value, hint=s.name)
@@ -776,7 +861,7 @@ class _CodeGen(ExprCodeGen):
 
     def _produce_or_consume(self, s: ProducerConsumer) -> None:
         if not (self.profile and s.is_producer):
-            self._stmt(s.body)
+            self._produce_body(s)
             return
         if s.name not in self.profile_names:
             self.profile_names.append(s.name)
@@ -784,7 +869,7 @@ class _CodeGen(ExprCodeGen):
         start = self._now_ns()
         self._profile_stack.append(index)
         try:
-            self._stmt(s.body)
+            self._produce_body(s)
         finally:
             self._profile_stack.pop()
         elapsed = self.b.binop("sub", self._now_ns(), start, "elapsed")
@@ -805,6 +890,129 @@ class _CodeGen(ExprCodeGen):
         sec = b.load("i64", self.fn.timespec, 8, "sec")
         nsec = b.load("i64", b.gep("i64", self.fn.timespec, int_const(64, 1), "nsec.p"), 8, "nsec")
         return b.binop("add", b.binop("mul", sec, int_const(64, 1_000_000_000)), nsec, "now")
+
+    # ------------------------------------------------------------------ outlined produce bodies
+    def _dominates(self, body: Stmt) -> bool:
+        """Whether body, a function's code, is so large a share of a large pipeline that the
+        module could not split with it whole: then its large produce bodies are outlined."""
+        total = self._pipeline_nodes
+        if not self.outline_produces or total < OUTLINE_MIN_PIPELINE_NODES:
+            return False
+        share = math.ceil(OUTLINE_DOMINANT_SHARE * total)
+        return _node_count(body, share, in_function=True) >= share
+
+    def _produce_body(self, s: ProducerConsumer) -> None:
+        if s.is_producer and self.fn.outline_produces:
+            least = max(OUTLINE_MIN_NODES, math.ceil(OUTLINE_MIN_SHARE * self._pipeline_nodes))
+            if _node_count(s.body, least, in_function=True) >= least:
+                self._outlined_produce(s)
+                return
+        self._stmt(s.body)
+
+    def _outlined_produce(self, s: ProducerConsumer) -> None:
+        """s's body as a noinline function called once here through a closure, like a
+        parallel loop's body: a function the module splitter may put in the other part (one
+        call per production crosses parts, never one per pixel). Its failures return their
+        code here, which releases this function's storage and returns it on."""
+        b = self.b
+        closure = self._pack_closure(s.body, f"closure.{s.name}", exclude=None, let_forms=True)
+        outlined = self.module.unique_symbol(f"{self.prefix}.produce.{s.name}")
+        outer = self.fn
+        inner = FunctionBuilder(
+            outlined,
+            "i32",
+            [("ptr", "closure"), *(("ptr noalias", name) for name in closure.arguments)],
+            linkage="internal",
+            attributes="noinline nounwind",
+        )
+        # It runs exactly where the body would: once per call when the caller is the entry
+        # outside loops, so its allocations may keep their storage between calls as there.
+        self.fn = _Function(inner, context=Value("ptr", "null"), is_entry=outer.is_entry, loop_depth=outer.loop_depth)
+        try:
+            self._unpack_closure(closure, inner.params[0], [Value("ptr", p.ref) for p in inner.params[1:]])
+            self.fn.outline_produces = self._dominates(s.body)
+            self._stmt(s.body)
+            inner.ret(int_const(32, 0))
+            self.module.add_function(inner.render())
+        finally:
+            self.fn = outer
+        passed = [outer.buffers[name].pointer for name in closure.arguments]
+        rc = b.call("i32", f"@{outlined}", [closure.pointer, *passed], "produce_rc")
+        fail_label, ok_label = b.new_label("produce_failed"), b.new_label("produce_ok")
+        b.cond_br(b.icmp("eq", rc, int_const(32, 0)), ok_label, fail_label, likely=True)
+        b.start_block(fail_label)
+        self._fail(rc, None, [])
+        b.start_block(ok_label)
+
+    def _pack_closure(self, body: Stmt, hint: str, *, exclude: str | None, let_forms: bool) -> _Closure:
+        """The closure of body (names it uses that are in scope here, exclude aside), stored."""
+        b = self.b
+        variables: list[tuple[str, Value]] = []
+        captured_buffers: list[tuple[str, BufferRef]] = []
+        for name in _walk_names(body):
+            if name == exclude:
+                continue
+            if name in self.fn.scope:
+                variables.append((name, self.fn.scope[name]))
+            if name in self.fn.buffers:
+                captured_buffers.append((name, self.fn.buffers[name]))
+        variables.insert(0, (_CONTEXT, self.fn.context))
+        arguments = [name for name, _ in captured_buffers if let_forms and name in self.fn.distinct_storage]
+        buffers = [
+            (name, ref, _buffer_fields(ref)[1:] if name in arguments else _buffer_fields(ref))
+            for name, ref in captured_buffers
+        ]
+        values = [v for _, v in variables] + [v for _, _, fields in buffers for v in fields]
+        wide: list[tuple[str, WideValue]] = []
+        halved: list[tuple[str, tuple[Value, Value | None]]] = []
+        if let_forms:
+            for name, _ in variables[1:]:
+                if name in self.fn.wide_lets:
+                    wide.append((name, self.fn.wide_lets[name]))
+                    values.append(self.fn.wide_lets[name][0])
+                if name in self.fn.halved_ramps:
+                    base, offset = self.fn.halved_ramps[name]
+                    halved.append((name, (base, offset)))
+                    values.extend([base] if offset is None else [base, offset])
+        field_types = [v.ty for v in values]
+        struct_ty = "{ " + ", ".join(field_types) + " }" if field_types else "{}"
+        pointer = b.alloca_in_entry(struct_ty, 16, hint)
+        for k, v in enumerate(values):
+            p = b.assign("ptr", f"getelementptr {struct_ty}, ptr {pointer.ref}, i32 0, i32 {k}", "capture")
+            b.store(v, p, 1 if v.ty == "i1" else 8)
+        return _Closure(struct_ty, pointer, variables, buffers, arguments, wide, halved)
+
+    def _unpack_closure(self, closure: _Closure, pointer: Value, arguments: Sequence[Value] = ()) -> None:
+        """Bind what closure holds in the function being generated (self.fn), read through
+        pointer, the closure's address there; arguments are the pointers of
+        closure.arguments."""
+        inner = self.b
+        k = 0
+        passed = dict(zip(closure.arguments, arguments, strict=True))
+        self.fn.distinct_storage.update(passed)
+
+        def load(ty: str, name: str, align: int) -> Value:
+            nonlocal k
+            p = inner.assign("ptr", f"getelementptr {closure.struct_ty}, ptr {pointer.ref}, i32 0, i32 {k}", "field")
+            k += 1
+            return inner.load(ty, p, align, name)
+
+        for name, v in closure.variables:
+            loaded = load(v.ty, name, 1 if v.ty == "i1" else 8)
+            if name == _CONTEXT:
+                self.fn.context = loaded
+            else:
+                self.fn.scope[name] = loaded
+        for name, ref, fields in closure.buffers:
+            loaded_fields = [load(v.ty, name, 8) for v in fields]
+            if name in passed:
+                loaded_fields.insert(0, passed[name])
+            self.fn.buffers[name] = BufferRef(loaded_fields[0], ref.type, *loaded_fields[1:])
+        for name, (value, bound) in closure.wide:
+            self.fn.wide_lets[name] = (load(value.ty, f"{name}.wide", 8), bound)
+        for name, (base, offset) in closure.halved:
+            loaded_base = load(base.ty, f"{name}.base", 8)
+            self.fn.halved_ramps[name] = (loaded_base, None if offset is None else load(offset.ty, f"{name}.offset", 8))
 
     # ------------------------------------------------------------------ loops
     def _for(self, s: For) -> None:
@@ -862,24 +1070,7 @@ class _CodeGen(ExprCodeGen):
         lo, extent = self._loop_bounds(s)
         if lo.ty != "i32":
             raise CompileError(f"parallel loop `{s.name}` must have Int(32) bounds, got {s.min.type()}")
-        captured_vars: list[tuple[str, Value]] = []
-        captured_buffers: list[tuple[str, BufferRef]] = []
-        for name in _walk_names(s.body):
-            if name == s.name:
-                continue
-            if name in self.fn.scope:
-                captured_vars.append((name, self.fn.scope[name]))
-            if name in self.fn.buffers:
-                captured_buffers.append((name, self.fn.buffers[name]))
-        captured_vars.insert(0, (_CONTEXT, self.fn.context))
-        buffer_values = [_buffer_fields(ref) for _, ref in captured_buffers]
-        field_types = [v.ty for _, v in captured_vars] + [v.ty for fields in buffer_values for v in fields]
-        struct_ty = "{ " + ", ".join(field_types) + " }" if field_types else "{}"
-        closure = b.alloca_in_entry(struct_ty, 16, f"closure.{s.name}")
-        values = [v for _, v in captured_vars] + [v for fields in buffer_values for v in fields]
-        for k, v in enumerate(values):
-            p = b.assign("ptr", f"getelementptr {struct_ty}, ptr {closure.ref}, i32 0, i32 {k}", "capture")
-            b.store(v, p, 1 if v.ty == "i1" else 8)
+        closure = self._pack_closure(s.body, f"closure.{s.name}", exclude=s.name, let_forms=False)
 
         outlined = self.module.unique_symbol(f"{self.prefix}.par_for.{s.name}")
         outer = self.fn
@@ -887,21 +1078,8 @@ class _CodeGen(ExprCodeGen):
         self.fn = _Function(inner, context=Value("ptr", "null"))
         try:
             cl, index = inner.params
-            for k, (name, v) in enumerate(captured_vars):
-                p = inner.assign("ptr", f"getelementptr {struct_ty}, ptr {cl.ref}, i32 0, i32 {k}", "field")
-                loaded = inner.load(v.ty, p, 1 if v.ty == "i1" else 8, name)
-                if name == _CONTEXT:
-                    self.fn.context = loaded
-                else:
-                    self.fn.scope[name] = loaded
-            k = len(captured_vars)
-            for (name, ref), fields in zip(captured_buffers, buffer_values, strict=True):
-                loaded_fields = []
-                for v in fields:
-                    p = inner.assign("ptr", f"getelementptr {struct_ty}, ptr {cl.ref}, i32 0, i32 {k}", "field")
-                    loaded_fields.append(inner.load(v.ty, p, 8, name))
-                    k += 1
-                self.fn.buffers[name] = BufferRef(loaded_fields[0], ref.type, *loaded_fields[1:])
+            self._unpack_closure(closure, cl)
+            self.fn.outline_produces = self._dominates(s.body)
             self.fn.scope[s.name] = index
             # Profiling counts thread time: each task's time goes to the Func whose production
             # encloses the loop, and the launching thread's wait is taken off it below.
@@ -916,7 +1094,7 @@ class _CodeGen(ExprCodeGen):
             self.fn = outer
         launch = self._now_ns() if enclosing is not None else None
         rc = b.call(
-            "i32", f"@{thread_pool.PARALLEL_FOR}", [Value("ptr", f"@{outlined}"), closure, lo, extent], "par_rc"
+            "i32", f"@{thread_pool.PARALLEL_FOR}", [Value("ptr", f"@{outlined}"), closure.pointer, lo, extent], "par_rc"
         )
         if enclosing is not None:
             self._profile_count("sub", enclosing, b.binop("sub", self._now_ns(), launch, "wait"))
@@ -951,7 +1129,8 @@ class _CodeGen(ExprCodeGen):
         if s.on_stack and size_const is not None:
             count = max(size_const, 1)
             slot = b.alloca_in_entry(f"[{count} x {elem}]", HEAP_ALIGNMENT, s.name)
-            with self._bound_buffer(s.name, self._scratch_ref(slot, s.type, int_const(64, size_const), s)):
+            ref = self._scratch_ref(slot, s.type, int_const(64, size_const), s)
+            with self._bound_buffer(s.name, ref, distinct=s.output_alias is None):
                 self._stmt(s.body)
             return
         size = self._expr(s.size, hint=f"{s.name}.size")
@@ -964,7 +1143,8 @@ class _CodeGen(ExprCodeGen):
             saved = b.call("ptr", stacksave, [], "stack")
             count = self._int_max(size, int_const(32, 1))
             slot = b.assign("ptr", f"alloca {elem}, {count}, align {HEAP_ALIGNMENT}", s.name)
-            with self._bound_buffer(s.name, self._scratch_ref(slot, s.type, b.convert("sext", size, "i64"), s)):
+            ref = self._scratch_ref(slot, s.type, b.convert("sext", size, "i64"), s)
+            with self._bound_buffer(s.name, ref, distinct=s.output_alias is None):
                 self._stmt(s.body)
             b.call("void", stackrestore, [saved])
             return
@@ -985,7 +1165,8 @@ class _CodeGen(ExprCodeGen):
             [(nbytes, Int(64))],
         )
         try:
-            with self._bound_buffer(s.name, self._scratch_ref(entry.pointer, s.type, count64, s)):
+            ref = self._scratch_ref(entry.pointer, s.type, count64, s)
+            with self._bound_buffer(s.name, ref, distinct=s.output_alias is None):
                 self._stmt(s.body)
         finally:
             self.fn.live_heap.pop()

@@ -7,7 +7,9 @@ one JIT library. A part keeps every declaration, private constant and metadata l
 module (unused ones cost LLVM nothing); a function or a mutable global used by another part
 loses its internal linkage there and is declared in the user. Functions joined by direct
 calls stay in one part, so no call LLVM could inline crosses parts: the parallel-loop
-closures, which are only passed by address to the runtime, are what moves.
+closures, which are only passed by address to the runtime, are what moves, and functions
+marked noinline (the outlined produce bodies of engine/codegen/llvm.py: called once per
+production, never per pixel), whose callers may be in the other part.
 
 The split reads the text ModuleBuilder renders; anything it does not recognize gives no
 split (None), so the module compiles whole as before.
@@ -20,12 +22,14 @@ from dataclasses import dataclass
 
 _DEFINE = re.compile(
     r"^define (?P<linkage>internal |private )?(?P<ret>.+?) @(?P<name>[A-Za-z0-9_.]+)\((?P<params>.*)\)"
+    r"(?P<attributes>[^{]*)"
 )
 _MUTABLE_GLOBAL = re.compile(
     r"^@(?P<name>[A-Za-z0-9_.]+) = (?P<linkage>internal |private )?global (?P<type>.+) zeroinitializer"
     r"(?P<align>, align \d+)?$"
 )
 _CONSTANT_GLOBAL = re.compile(r"^@[A-Za-z0-9_.]+ = private unnamed_addr constant ")
+BRANCH_WEIGHT = 1500  # characters: about 28 lines of IR
 _SYMBOL = re.compile(r"@([A-Za-z0-9_.]+)(\(?)")  # a symbol and, when it is called directly, "("
 
 
@@ -40,14 +44,20 @@ class _Function:
     @property
     def weight(self) -> int:
         """LLVM's work on the function, estimated by the length of its text (balanced the
-        parts' compile times better than lines: interpolate's 0.60/0.46 s against 0.41/0.68)."""
-        return sum(len(line) + 1 for line in self.lines)
+        parts' compile times better than lines: interpolate's 0.60/0.46 s against 0.41/0.68)
+        plus BRANCH_WEIGHT per branch: LLVM's time per line grows with the blocks (camera
+        pipe, each function compiled alone: 28 us a line in the outlined demosaic, 9 branches,
+        53 in its parallel loop body's 1330 lines with 49 branches, 97 in its entry's 590)."""
+        return sum(len(line) + 1 for line in self.lines) + BRANCH_WEIGHT * sum(
+            1 for line in self.lines if line.startswith("  br ")
+        )
 
 
 def split_module(ir_text: str, parts: int = 2, *, min_lines: int = 2500, min_share: float = 0.2) -> list[str] | None:
-    """ir_text as `parts` modules that together define what it defines, or None when that
-    does not pay: fewer than min_lines lines, or the smallest part under min_share of them
-    (one function holds most of the code), or text this splitter does not know."""
+    """ir_text as `parts` modules that together define what it defines, the most work
+    first (by _Function.weight), or None when that does not pay: fewer than min_lines
+    lines, or the smallest part under min_share of them (one function holds most of the
+    code), or text this splitter does not know."""
     lines = ir_text.split("\n")
     if parts < 2 or len(lines) < min_lines or _largest_function_lines(lines) > (1 - min_share) * len(lines):
         return None  # (the last test is quick and rules out a module that one function dominates)
@@ -107,7 +117,7 @@ def split_module(ir_text: str, parts: int = 2, *, min_lines: int = 2500, min_sha
                 out.extend([*f.lines, ""])
         out.extend(epilogue)
         texts.append("\n".join(out))
-    return texts
+    return [texts[i] for i in sorted(range(parts), key=lambda i: (-sizes[i], i))]
 
 
 def _largest_function_lines(lines: list[str]) -> int:
@@ -156,7 +166,8 @@ def _parse(lines: list[str]) -> tuple[list[str], list[_Function], list[str]]:
 
 
 def _call_groups(functions: list[_Function]) -> list[list[_Function]]:
-    """Functions joined by direct calls (either way), in module order within a group."""
+    """Functions joined by direct calls (either way) to functions LLVM may inline, in module
+    order within a group."""
     parent = {f.name: f.name for f in functions}
 
     def root(name: str) -> str:
@@ -165,9 +176,10 @@ def _call_groups(functions: list[_Function]) -> list[list[_Function]]:
             name = parent[name]
         return name
 
+    separate = {f.name for f in functions if "noinline" in f.header.group("attributes").split()}
     for f in functions:
         for callee in f.calls:
-            if callee in parent:
+            if callee in parent and callee not in separate:
                 parent[root(callee)] = root(f.name)
     groups: dict[str, list[_Function]] = {}
     for f in functions:
