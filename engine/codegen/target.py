@@ -31,7 +31,34 @@ _initialized = False
 # bytes at the same speed (run CPU time within the noise of the shared machine).
 # Part of the object cache's key (engine/runtime/jit.py). LLVM's options are process-wide:
 # another user of llvmlite in the same process (numba) compiles without it too.
-BACKEND_OPTIONS = ("-disable-lsr",)
+#
+# IR passes of level "full"'s pipeline that cost time and find nothing in the IR lowering
+# emits (it is already simplified, hoisted and shared): skipped by LLVM's pass gate
+# (-opt-disable, matched against the pipeline's pass names). Each one alone left the object
+# code of unsharp, camera pipe, interpolate and local Laplacian byte-identical (together,
+# local Laplacian's differs a little); with -O2 below, LLVM's optimization CPU fell 7-11 %
+# on those and bilateral grid (optimization + code generation 4-9 %), and every app of
+# benchmarks/apps.py computed the same bytes at the same speed (old and new alternating in
+# one process, 15 runs each). Like every option here they apply to every LLVM pipeline in
+# the process; indvars, constraint-elimination, licm and the vectorizers do find work (and
+# skipping indvars made histogram equalization 10 % slower), so they run.
+PASSES_THAT_FIND_NOTHING = (
+    "aggressive-instcombine",
+    "bdce",
+    "callsite-splitting",
+    "chr",
+    "div-rem-pairs",
+    "dse",
+    "instsimplify",
+    "loop-distribute",
+    "loop-idiom",
+    "loop-instsimplify",
+    "loop-load-elim",
+    "memcpyopt",
+    "mldst-motion",
+    "speculative-execution",
+)
+BACKEND_OPTIONS = ("-disable-lsr", "-opt-disable=" + ",".join(PASSES_THAT_FIND_NOTHING))
 
 
 def initialize_llvm() -> None:
@@ -147,15 +174,22 @@ def data_layout(spec: TargetSpec) -> str:
     return str(create_target_machine(spec, "fast").target_data)
 
 
+# What level "full" runs, for the object cache's key: changing the pipeline changes it.
+FULL_PIPELINE = "O2 loop-vectorize slp-vectorize no-interleave no-unroll"
+
+
 def full_pipeline_tuning() -> llvm.PipelineTuningOptions:
-    """LLVM's -O3 pipeline without loop interleaving and unrolling (the schedule unrolls),
+    """LLVM's -O2 pipeline without loop interleaving and unrolling (the schedule unrolls),
     with the loop and SLP vectorizers on. Interleaving and unrolling spent LLVM's time
     making copies of loop bodies: LLVM's time on local Laplacian 1.51 -> 1.30 s, bilateral
     grid 0.47 -> 0.36 s, the same output bytes. The loop vectorizer stays: a loop the
     schedule leaves serial (camera pipe's `corrected`, 16 scalar pixels per vector of its
     consumer) becomes vector code, and without it camera pipe ran at 1.06x Halide's time
-    instead of 0.88x (`benchmarks.run_apps --only camera_pipe --runs 9`, quiet machine)."""
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    instead of 0.88x (`benchmarks.run_apps --only camera_pipe --runs 9`, quiet machine).
+    -O2 rather than -O3: what -O3 adds here is non-trivial loop unswitching, which copies
+    loops for conditions our lowering already partitioned; without it every app's output
+    is byte-identical and runs at the same speed."""
+    pto = llvm.create_pipeline_tuning_options(speed_level=2)
     pto.loop_vectorization = True
     pto.loop_interleaving = False
     pto.loop_unrolling = False

@@ -59,6 +59,7 @@ from pixelweave.engine.codegen.llvm import (
 from pixelweave.engine.codegen.llvm_ir import ModuleBuilder
 from pixelweave.engine.codegen.target import (
     BACKEND_OPTIONS,
+    FULL_PIPELINE,
     LEVELS,
     TargetSpec,
     check_level,
@@ -200,6 +201,7 @@ def cache_key(ir_text: str, spec: TargetSpec, level: str, *, pic: bool = False) 
         spec.cpu,
         spec.features,
         " ".join(BACKEND_OPTIONS),
+        FULL_PIPELINE,
         level,
         "pic" if pic else "jit",
         ir_text,
