@@ -243,8 +243,19 @@ class BinaryOp(Expr):
     def children(self) -> tuple[Expr, ...]:
         return (self.a, self.b)
 
+    def key(self) -> Hashable:
+        """Expr.key without its generic field and child gathering: binary operators are
+        most of the nodes whose keys lowering asks for (the parts are the same tuple)."""
+        try:
+            return self._key
+        except AttributeError:
+            k = _interned((type(self).__name__, self._type, self.a.key(), self.b.key()))
+            _set_key(self, k)
+            return k
+
 
 _set_type = Expr._type.__set__  # type: ignore[attr-defined]
+_set_key = Expr._key.__set__  # type: ignore[attr-defined]
 _set_a = BinaryOp.a.__set__  # type: ignore[attr-defined]
 _set_b = BinaryOp.b.__set__  # type: ignore[attr-defined]
 
