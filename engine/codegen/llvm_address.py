@@ -43,7 +43,8 @@ def exact_index64(
 
 def wide_let(e: E.Expr, b: FunctionBuilder, value_of: Callable[[E.Expr], Value], wide_lets: dict[str, WideValue]):
     """The i64 form of an int32 let's value e, or None when it is not index arithmetic."""
-    if e.type() != _I32 or type(e) not in _OPS:
+    t = e.type()
+    if (t is not _I32 and t != _I32) or type(e) not in _OPS:
         return None
     return _widened(e, b, value_of, wide_lets)
 
@@ -56,7 +57,8 @@ def _widened(
     and both are the exact value modulo their width, so wherever the exact index fits in
     int32 the two agree whatever the intermediate values did; a minimum or maximum, which
     is not arithmetic modulo anything, is widened only over exact operands."""
-    if e.type() != _I32:
+    t = e.type()
+    if t is not _I32 and t != _I32:  # (Int(32) is one shared object: identity answers first)
         return b.convert("sext", value_of(e), "i64", "idx"), _LEAF_BITS
     if isinstance(e, E.Const):
         return int_const(64, int(e.value)), max(abs(int(e.value)).bit_length(), 1)
@@ -82,7 +84,8 @@ def _widened(
 
 def _exact_bits(e: E.Expr, wide_lets: dict[str, WideValue]) -> int | None:
     """The bound _widened gives e, without emitting anything."""
-    if e.type() != _I32:
+    t = e.type()
+    if t is not _I32 and t != _I32:  # (Int(32) is one shared object: identity answers first)
         return _LEAF_BITS
     if isinstance(e, E.Const):
         return max(abs(int(e.value)).bit_length(), 1)

@@ -14,7 +14,7 @@ import struct
 from dataclasses import dataclass, field
 
 import numpy as np
-from pixelweave.engine.ir.types import Type
+from pixelweave.engine.ir.types import Int, Type
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.]")
 
@@ -140,7 +140,7 @@ _INT_CONSTS_LIMIT = 4096
 
 
 def int_const(bits: int, value: int, lanes: int = 1) -> Value:
-    return const(Type("int", bits, lanes), value)
+    return const(Int(bits).with_lanes(lanes), value)
 
 
 TRUE = Value("i1", "true")
@@ -253,8 +253,14 @@ class FunctionBuilder:
         return Value(ty, self._fresh_name(hint))
 
     def assign(self, ty: str, text: str, hint: str = "t") -> Value:
-        name = self._fresh_name(hint)
-        self.emit(f"{name} = {text}")
+        base = self._sanitized.get(hint)
+        if base is None:
+            base = self._sanitized[hint] = sanitize(hint or "t")
+        name = "%" + self._unique(base)
+        block = self._blocks[-1]
+        if block.terminated:
+            self.emit(f"{name} = {text}")  # raises
+        block.lines.append(f"{name} = {text}")
         return Value(ty, name)
 
     def terminate(self, text: str) -> None:
@@ -280,21 +286,21 @@ class FunctionBuilder:
 
     # -------------------------------------------------------------- common instructions
     def binop(self, op: str, a: Value, b: Value, hint: str = "t") -> Value:
-        return self.assign(a.ty, f"{op} {a}, {b.ref}", hint)
+        return self.assign(a.ty, f"{op} {a.ty} {a.ref}, {b.ref}", hint)
 
     def icmp(self, pred: str, a: Value, b: Value, hint: str = "c") -> Value:
-        return self.assign(_bool_like(a.ty), f"icmp {pred} {a}, {b.ref}", hint)
+        return self.assign(_bool_like(a.ty), f"icmp {pred} {a.ty} {a.ref}, {b.ref}", hint)
 
     def fcmp(self, pred: str, a: Value, b: Value, hint: str = "c") -> Value:
-        return self.assign(_bool_like(a.ty), f"fcmp {pred} {a}, {b.ref}", hint)
+        return self.assign(_bool_like(a.ty), f"fcmp {pred} {a.ty} {a.ref}, {b.ref}", hint)
 
     def select(self, cond: Value, a: Value, b: Value, hint: str = "s") -> Value:
-        return self.assign(a.ty, f"select {cond}, {a}, {b}", hint)
+        return self.assign(a.ty, f"select {cond.ty} {cond.ref}, {a.ty} {a.ref}, {b.ty} {b.ref}", hint)
 
     def convert(self, op: str, v: Value, ty: str, hint: str = "cv") -> Value:
         if v.ty == ty and op in ("sext", "zext", "trunc", "fpext", "fptrunc", "bitcast"):
             return v
-        return self.assign(ty, f"{op} {v} to {ty}", hint)
+        return self.assign(ty, f"{op} {v.ty} {v.ref} to {ty}", hint)
 
     def load(self, ty: str, ptr: Value, align: int, hint: str = "ld", extra: str = "") -> Value:
         return self.assign(ty, f"load {extra}{ty}, ptr {ptr.ref}, align {align}", hint)
