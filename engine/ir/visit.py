@@ -37,6 +37,11 @@ def find_calls(e: E.Expr) -> list[E.Call]:
 
 def rebuild(e: E.Expr, children: tuple[E.Expr, ...]) -> E.Expr:
     """A copy of e with new children (e itself when they are the same objects)."""
+    if isinstance(e, E.BinaryOp) and len(children) == 2:  # most nodes: no generic checks
+        a, b = children
+        if a is e.a and b is e.b:
+            return e
+        return type(e)(a, b)
     old = e.children()
     if len(old) != len(children):
         raise ValueError(f"{type(e).__name__} has {len(old)} children, not {len(children)}")

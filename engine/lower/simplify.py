@@ -172,6 +172,13 @@ def _canonical_linear(e: E.Expr) -> E.Expr:
 
 def simplify(e: E.Expr) -> E.Expr:
     """A simpler expression with the same value."""
+    # Most calls ask about a leaf or about a structure already simplified: answered here,
+    # before making the memo and closure of a walk (what go below does first).
+    if not e.children():
+        return e
+    hit = _cache.get(e.key())
+    if hit is not None:
+        return hit
     memo: dict[int, E.Expr] = {}
 
     def go(node: E.Expr) -> E.Expr:
