@@ -13,14 +13,19 @@ def walk(e: E.Expr) -> Iterator[E.Expr]:
         yield e
         return
     seen: set[int] = set()
+    mark = seen.add
     stack = [e]
+    pop, push = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
-        if id(node) in seen:
+        node = pop()
+        i = id(node)
+        if i in seen:
             continue
-        seen.add(id(node))
+        mark(i)
         yield node
-        stack.extend(reversed(node.children()))
+        children = node.children()
+        if children:
+            push(children[::-1])
 
 
 def find_variables(e: E.Expr) -> list[E.Variable]:
