@@ -70,6 +70,9 @@ _UNARY_MATH = {
 }
 
 
+_ARITH_OPS = {E.Add: "add", E.Sub: "sub", E.Mul: "mul"}
+
+
 @dataclass
 class BufferRef:
     """A buffer visible in the code: its base pointer and element type."""
@@ -256,7 +259,7 @@ class ExprCodeGen:
     # ------------------------------------------------------------------ arithmetic
     def _arith(self, e: E.BinaryOp) -> Value:
         a, c = self._expr(e.a), self._expr(e.b)
-        op = {E.Add: "add", E.Sub: "sub", E.Mul: "mul"}[type(e)]
+        op = _ARITH_OPS[type(e)]
         if e.type().is_float():
             # Like Halide, allow multiply-adds to fuse (FMA) unless strict: one rounding
             # instead of two, never a NaN or poison that the unfused form would not give.
