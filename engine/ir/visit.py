@@ -80,15 +80,21 @@ def mutate(e: E.Expr, fn: Callable[[E.Expr], E.Expr | None]) -> E.Expr:
     descended into. Shared subtrees are rewritten once.
     """
     memo: dict[int, E.Expr] = {}
+    remembered = memo.get
 
     def go(node: E.Expr) -> E.Expr:
-        hit = memo.get(id(node))
+        hit = remembered(id(node))
         if hit is not None:
             return hit
         replaced = fn(node)
         if replaced is None:
             children = node.children()
-            replaced = rebuild(node, tuple([go(c) for c in children])) if children else node
+            if not children:
+                replaced = node
+            elif len(children) == 2:  # most nodes: no list built for them
+                replaced = rebuild(node, (go(children[0]), go(children[1])))
+            else:
+                replaced = rebuild(node, tuple([go(c) for c in children]))
         memo[id(node)] = replaced
         return replaced
 

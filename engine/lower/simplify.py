@@ -193,7 +193,10 @@ def simplify(e: E.Expr) -> E.Expr:
                 if _is_linear_node(node):
                     hit = _simplify_linear_chain(node, go)
                 else:
-                    hit = _simplify_node(rebuild(node, tuple([go(c) for c in children])))
+                    if len(children) == 2:
+                        hit = _simplify_node(rebuild(node, (go(children[0]), go(children[1]))))
+                    else:
+                        hit = _simplify_node(rebuild(node, tuple([go(c) for c in children])))
                 if len(_cache) > CACHE_LIMIT:
                     _cache.clear()
                 _cache[key] = hit
