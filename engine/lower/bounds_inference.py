@@ -20,6 +20,7 @@ from pixelweave.engine.lower.hoist_region_lets import hoist_root_lets, note_root
 from pixelweave.engine.lower.inline import plain
 from pixelweave.engine.lower.intervals import SymInterval, interval_of
 from pixelweave.engine.lower.loop_synthesis import constant_extents, region_max, region_min, stage_prefix
+from pixelweave.engine.lower.names_below import NamesBelow
 from pixelweave.engine.lower.region import Box, box_touched, simplify_box, union_box
 from pixelweave.engine.lower.simplify import constant_difference, simplify
 from pixelweave.engine.reference import dim_label
@@ -40,7 +41,7 @@ def buffer_extent(name: str, i: int) -> E.Variable:
 
 def bounds_inference(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     root_lets: set[str] = set()  # region lets that depend only on parameters (hoist_region_lets)
-    produced = _ProducedNames()  # one table for all the Funcs: each rewrite keeps most subtrees
+    produced = NamesBelow(_produced_name)  # one table for all the Funcs: each rewrite keeps most subtrees
     for info in reversed(ctx.funcs):
         group = ctx.fused_group(info.name)
         names = set(group.names()) if group is not None else {info.name}
@@ -49,7 +50,7 @@ def bounds_inference(ctx: LoweringContext, stmt: Stmt) -> Stmt:
 
 
 def _define_regions(
-    info: FuncInfo, stmt: Stmt, root_lets: set[str], computed_with: set[str], produced: _ProducedNames
+    info: FuncInfo, stmt: Stmt, root_lets: set[str], computed_with: set[str], produced: NamesBelow
 ) -> Stmt:
     """Region lets at each compute site of the Func (several when it is computed once per
     stage of a consumer that uses it). A Func computed with others (compute_with) has its
@@ -62,35 +63,13 @@ def _define_regions(
     return site.mutate(stmt)
 
 
-class _ProducedNames:
-    """The names of the Funcs produced (`produce f`) in each statement, remembered by
-    identity for one pass: every Func's rewrite walked the whole statement, once to count
-    its sites and once to find them, though most subtrees produce none of the Funcs asked
-    about. Each entry keeps its statement alive, so an identity is never reused meanwhile."""
-
-    def __init__(self) -> None:
-        self._names: dict[int, tuple[Stmt, frozenset[str]]] = {}
-
-    def __call__(self, s: Stmt) -> frozenset[str]:
-        hit = self._names.get(id(s))
-        if hit is not None:
-            return hit[1]
-        found: frozenset[str] = _NO_NAMES
-        for c in s.children():
-            if isinstance(c, Stmt):
-                more = self(c)
-                if more and not more <= found:
-                    found = found | more
-        if isinstance(s, ProducerConsumer) and s.is_producer and s.name not in found:
-            found = found | {s.name}
-        self._names[id(s)] = (s, found)
-        return found
+def _produced_name(s: Stmt) -> str | None:
+    """The Func a `produce f` statement produces (the statements a Func's rewrite may change
+    are those with its produce below them)."""
+    return s.name if isinstance(s, ProducerConsumer) and s.is_producer else None
 
 
-_NO_NAMES: frozenset[str] = frozenset()
-
-
-def _count_sites(s: Stmt, name: str, produced: _ProducedNames) -> int:
+def _count_sites(s: Stmt, name: str, produced: NamesBelow) -> int:
     """How many `produce name` statements s holds (a subtree shared twice counts twice)."""
     if name not in produced(s):
         return 0
@@ -249,7 +228,7 @@ class _WrapComputeSite(StmtMutator):
     `site` gives the lets and assertions of a site, and its consume block rewritten, from its
     consume block."""
 
-    def __init__(self, names: set[str], site, produced: _ProducedNames) -> None:
+    def __init__(self, names: set[str], site, produced: NamesBelow) -> None:
         self.names = names  # the Func, or every Func of its compute_with group
         self.site = site
         self.produced = produced
