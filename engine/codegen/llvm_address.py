@@ -38,25 +38,31 @@ def exact_index64(
     value_of emits a subexpression the ordinary (32-bit) way; wide_lets holds the i64 form
     of the int32 lets in scope that have one (a let like `x.base = min.0 + x.x * 16` hides
     the loop variable just as a 32-bit sum in the index does)."""
-    return _widened(e, b, value_of, wide_lets)[0]
+    return _widened(e, b, value_of, wide_lets, {})[0]
 
 
 def wide_let(e: E.Expr, b: FunctionBuilder, value_of: Callable[[E.Expr], Value], wide_lets: dict[str, WideValue]):
     """The i64 form of an int32 let's value e, or None when it is not index arithmetic."""
-    if e.type() != _I32 or type(e) not in _OPS:
+    t = e.type()
+    if (t is not _I32 and t != _I32) or type(e) not in _OPS:
         return None
-    return _widened(e, b, value_of, wide_lets)
+    return _widened(e, b, value_of, wide_lets, {})
 
 
 def _widened(
-    e: E.Expr, b: FunctionBuilder, value_of: Callable[[E.Expr], Value], wide_lets: dict[str, WideValue]
+    e: E.Expr,
+    b: FunctionBuilder,
+    value_of: Callable[[E.Expr], Value],
+    wide_lets: dict[str, WideValue],
+    bits_memo: dict[int, int | None],
 ) -> tuple[Value, int | None]:
     """(i64 value of e, a bound on log2 |exact value|, None when the i64 value may have
     wrapped). Additions, subtractions and multiplications wrap in i64 as they do in i32,
     and both are the exact value modulo their width, so wherever the exact index fits in
     int32 the two agree whatever the intermediate values did; a minimum or maximum, which
     is not arithmetic modulo anything, is widened only over exact operands."""
-    if e.type() != _I32:
+    t = e.type()
+    if t is not _I32 and t != _I32:  # (Int(32) is one shared object: identity answers first)
         return b.convert("sext", value_of(e), "i64", "idx"), _LEAF_BITS
     if isinstance(e, E.Const):
         return int_const(64, int(e.value)), max(abs(int(e.value)).bit_length(), 1)
@@ -64,32 +70,43 @@ def _widened(
         return wide_lets[e.name]
     op = _OPS.get(type(e))
     if op is not None:
-        a, a_bits = _widened(e.a, b, value_of, wide_lets)
-        c, c_bits = _widened(e.b, b, value_of, wide_lets)
+        a, a_bits = _widened(e.a, b, value_of, wide_lets, bits_memo)
+        c, c_bits = _widened(e.b, b, value_of, wide_lets, bits_memo)
         bits = None
         if a_bits is not None and c_bits is not None:
             bits = a_bits + c_bits if op == "mul" else max(a_bits, c_bits) + 1
             bits = bits if bits <= _EXACT_BITS else None
         return b.binop(op, a, c, "idx"), bits
-    if isinstance(e, (E.Min, E.Max)) and _exact_bits(e, wide_lets) is not None:
-        a, a_bits = _widened(e.a, b, value_of, wide_lets)
-        c, c_bits = _widened(e.b, b, value_of, wide_lets)
+    if isinstance(e, (E.Min, E.Max)) and _exact_bits(e, wide_lets, bits_memo) is not None:
+        a, a_bits = _widened(e.a, b, value_of, wide_lets, bits_memo)
+        c, c_bits = _widened(e.b, b, value_of, wide_lets, bits_memo)
         if a_bits is not None and c_bits is not None:
             pick = b.icmp("slt" if isinstance(e, E.Min) else "sgt", a, c, "pick")
             return b.assign("i64", f"select i1 {pick.ref}, {a}, {c}", "idx"), max(a_bits, c_bits)
     return b.convert("sext", value_of(e), "i64", "idx"), _LEAF_BITS
 
 
-def _exact_bits(e: E.Expr, wide_lets: dict[str, WideValue]) -> int | None:
-    """The bound _widened gives e, without emitting anything."""
-    if e.type() != _I32:
+def _exact_bits(e: E.Expr, wide_lets: dict[str, WideValue], memo: dict[int, int | None]) -> int | None:
+    """The bound _widened gives e, without emitting anything. memo holds the answers for
+    the nodes of one index by identity: _widened asks again at every minimum or maximum
+    below the first, which was quadratic in a chain of them."""
+    key = id(e)
+    if key in memo:
+        return memo[key]
+    bits = memo[key] = _bits_of(e, wide_lets, memo)
+    return bits
+
+
+def _bits_of(e: E.Expr, wide_lets: dict[str, WideValue], memo: dict[int, int | None]) -> int | None:
+    t = e.type()
+    if t is not _I32 and t != _I32:  # (Int(32) is one shared object: identity answers first)
         return _LEAF_BITS
     if isinstance(e, E.Const):
         return max(abs(int(e.value)).bit_length(), 1)
     if isinstance(e, E.Variable) and e.name in wide_lets:
         return wide_lets[e.name][1]
     if type(e) in _OPS or isinstance(e, (E.Min, E.Max)):
-        a, c = _exact_bits(e.a, wide_lets), _exact_bits(e.b, wide_lets)
+        a, c = _exact_bits(e.a, wide_lets, memo), _exact_bits(e.b, wide_lets, memo)
         if a is None or c is None:
             return None if type(e) in _OPS else _LEAF_BITS
         if isinstance(e, (E.Min, E.Max)):

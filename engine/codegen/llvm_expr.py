@@ -72,6 +72,9 @@ _UNARY_MATH = {
 }
 
 
+_ARITH_OPS = {E.Add: "add", E.Sub: "sub", E.Mul: "mul"}
+
+
 @dataclass
 class BufferRef:
     """A buffer visible in the code: its base pointer and element type."""
@@ -210,27 +213,25 @@ class ExprCodeGen:
         twice within one top-level expression, the same node or an equal one, reuses its
         first value: inferred bounds repeat subtrees a lot, and emitting them as trees
         multiplied the IR LLVM had to clean up (the "fast" level runs no CSE pass)."""
-        top = self._memo is None
-        if top:
+        memo = self._memo
+        if memo is None:  # a top-level expression: its own memo, dropped when it is done
             self._memo = {}
-        try:
-            memo = self._memo
-            key = e.key() if e.children() else None
-            hit = memo.get(key) if key is not None else None
-            if hit is not None:
-                return hit
-            handler = self._expr_dispatch.get(type(e))
-            if handler is None:
-                raise CompileError(
-                    f"the LLVM backend cannot compile a {type(e).__name__} expression (lowering left it)"
-                )
-            value = handler(e)
-            if key is not None:
-                self._memo[key] = value
-            return value
-        finally:
-            if top:
+            try:
+                return self._expr(e, hint)
+            finally:
                 self._memo = None
+        handler = self._expr_dispatch.get(type(e))
+        if handler is None:
+            raise CompileError(f"the LLVM backend cannot compile a {type(e).__name__} expression (lowering left it)")
+        if not e.children():
+            return handler(e)  # a leaf: as cheap to emit again as to look up
+        key = e.key()
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        value = handler(e)
+        self._memo[key] = value
+        return value
 
     def _const(self, e: E.Const) -> Value:
         return const(e.type(), e.value)
@@ -262,7 +263,7 @@ class ExprCodeGen:
     # ------------------------------------------------------------------ arithmetic
     def _arith(self, e: E.BinaryOp) -> Value:
         a, c = self._expr(e.a), self._expr(e.b)
-        op = {E.Add: "add", E.Sub: "sub", E.Mul: "mul"}[type(e)]
+        op = _ARITH_OPS[type(e)]
         if e.type().is_float():
             # Like Halide, allow multiply-adds to fuse (FMA) unless strict: one rounding
             # instead of two, never a NaN or poison that the unfused form would not give.

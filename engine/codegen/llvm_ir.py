@@ -14,20 +14,37 @@ import struct
 from dataclasses import dataclass, field
 
 import numpy as np
-from pixelweave.engine.ir.types import Type
+from pixelweave.engine.ir.types import Int, Type
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.]")
 
 
-@dataclass(frozen=True)
 class Value:
-    """An SSA value or constant: its LLVM type text and its operand text (`%x`, `42`)."""
+    """An SSA value or constant: its LLVM type text and its operand text (`%x`, `42`).
 
-    ty: str
-    ref: str
+    A plain slotted class rather than a frozen dataclass: the emitter makes one per
+    instruction and constant, and a frozen dataclass's constructor costs three times as
+    much. Treat it as immutable (constants are shared, see const)."""
+
+    __slots__ = ("ref", "ty")
+
+    def __init__(self, ty: str, ref: str) -> None:
+        self.ty = ty
+        self.ref = ref
 
     def __str__(self) -> str:
         return f"{self.ty} {self.ref}"
+
+    def __repr__(self) -> str:
+        return f"Value(ty={self.ty!r}, ref={self.ref!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Value:
+            return NotImplemented
+        return self.ty == other.ty and self.ref == other.ref  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.ty, self.ref))
 
 
 # ------------------------------------------------------------------------------ types
@@ -35,15 +52,25 @@ class Value:
 
 def scalar_type(t: Type) -> str:
     """The LLVM register type of one lane of t (bool is i1)."""
-    if t.is_float():
-        return "float" if t.bits == 32 else "double"
-    return f"i{t.bits}"
+    text = _scalar_types.get(t)
+    if text is None:
+        text = _scalar_types[t] = ("float" if t.bits == 32 else "double") if t.is_float() else f"i{t.bits}"
+    return text
 
 
 def llvm_type(t: Type) -> str:
     """The LLVM register type of t, a vector type when t has lanes."""
-    s = scalar_type(t)
-    return s if t.lanes == 1 else f"<{t.lanes} x {s}>"
+    text = _llvm_types.get(t)
+    if text is None:
+        s = scalar_type(t)
+        text = _llvm_types[t] = s if t.lanes == 1 else f"<{t.lanes} x {s}>"
+    return text
+
+
+# Type texts by Type (a function of the type alone, and there are few types): the emitter
+# asks for one per instruction.
+_scalar_types: dict[Type, str] = {}
+_llvm_types: dict[Type, str] = {}
 
 
 def memory_scalar_type(t: Type) -> str:
@@ -88,14 +115,32 @@ def scalar_literal(t: Type, value: int | float) -> str:
 
 def const(t: Type, value: int | float) -> Value:
     """A constant of type t; a vector type gets the value in every lane."""
+    if value.__class__ is int:  # (floats are not remembered: 0.0 and -0.0 are equal keys)
+        key = (t, value)
+        hit = _int_consts.get(key)
+        if hit is None:
+            if len(_int_consts) >= _INT_CONSTS_LIMIT:
+                _int_consts.clear()
+            hit = _int_consts[key] = _make_const(t, value)
+        return hit
+    return _make_const(t, value)
+
+
+def _make_const(t: Type, value: int | float) -> Value:
     lit = scalar_literal(t.element_of(), value)
     if t.lanes == 1:
         return Value(llvm_type(t), lit)
     return Value(llvm_type(t), f"splat ({scalar_type(t)} {lit})")
 
 
+# Integer constants by (type, value): the text is a function of the two alone, and the
+# same few (0, 1, strides, lane counts) are asked for thousands of times per module.
+_int_consts: dict[tuple[Type, int], Value] = {}
+_INT_CONSTS_LIMIT = 4096
+
+
 def int_const(bits: int, value: int, lanes: int = 1) -> Value:
-    return const(Type("int", bits, lanes), value)
+    return const(Int(bits).with_lanes(lanes), value)
 
 
 TRUE = Value("i1", "true")
@@ -153,6 +198,7 @@ class FunctionBuilder:
         self.attributes = attributes
         self._counter = 0
         self._used_names: dict[str, int] = {}
+        self._sanitized: dict[str, str] = {}  # hint -> its identifier text (few hints, many names)
         # Values and block labels share the function's local names in LLVM: a value named
         # like a label (a Param called `fail`) made the IR invalid.
         self._taken = {"entry"}
@@ -173,7 +219,10 @@ class FunctionBuilder:
         return name
 
     def _fresh_name(self, hint: str) -> str:
-        return "%" + self._unique(sanitize(hint or "t"))
+        base = self._sanitized.get(hint)
+        if base is None:
+            base = self._sanitized[hint] = sanitize(hint or "t")
+        return "%" + self._unique(base)
 
     def new_label(self, hint: str) -> str:
         return self._unique(sanitize(hint))
@@ -204,8 +253,14 @@ class FunctionBuilder:
         return Value(ty, self._fresh_name(hint))
 
     def assign(self, ty: str, text: str, hint: str = "t") -> Value:
-        name = self._fresh_name(hint)
-        self.emit(f"{name} = {text}")
+        base = self._sanitized.get(hint)
+        if base is None:
+            base = self._sanitized[hint] = sanitize(hint or "t")
+        name = "%" + self._unique(base)
+        block = self._blocks[-1]
+        if block.terminated:
+            self.emit(f"{name} = {text}")  # raises
+        block.lines.append(f"{name} = {text}")
         return Value(ty, name)
 
     def terminate(self, text: str) -> None:
@@ -231,21 +286,21 @@ class FunctionBuilder:
 
     # -------------------------------------------------------------- common instructions
     def binop(self, op: str, a: Value, b: Value, hint: str = "t") -> Value:
-        return self.assign(a.ty, f"{op} {a}, {b.ref}", hint)
+        return self.assign(a.ty, f"{op} {a.ty} {a.ref}, {b.ref}", hint)
 
     def icmp(self, pred: str, a: Value, b: Value, hint: str = "c") -> Value:
-        return self.assign(_bool_like(a.ty), f"icmp {pred} {a}, {b.ref}", hint)
+        return self.assign(_bool_like(a.ty), f"icmp {pred} {a.ty} {a.ref}, {b.ref}", hint)
 
     def fcmp(self, pred: str, a: Value, b: Value, hint: str = "c") -> Value:
-        return self.assign(_bool_like(a.ty), f"fcmp {pred} {a}, {b.ref}", hint)
+        return self.assign(_bool_like(a.ty), f"fcmp {pred} {a.ty} {a.ref}, {b.ref}", hint)
 
     def select(self, cond: Value, a: Value, b: Value, hint: str = "s") -> Value:
-        return self.assign(a.ty, f"select {cond}, {a}, {b}", hint)
+        return self.assign(a.ty, f"select {cond.ty} {cond.ref}, {a.ty} {a.ref}, {b.ty} {b.ref}", hint)
 
     def convert(self, op: str, v: Value, ty: str, hint: str = "cv") -> Value:
         if v.ty == ty and op in ("sext", "zext", "trunc", "fpext", "fptrunc", "bitcast"):
             return v
-        return self.assign(ty, f"{op} {v} to {ty}", hint)
+        return self.assign(ty, f"{op} {v.ty} {v.ref} to {ty}", hint)
 
     def load(self, ty: str, ptr: Value, align: int, hint: str = "ld", extra: str = "") -> Value:
         return self.assign(ty, f"load {extra}{ty}, ptr {ptr.ref}, align {align}", hint)

@@ -6,6 +6,7 @@ Every node carries its element type. Nodes compare structurally through `key()`;
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import weakref
@@ -38,25 +39,11 @@ class _Key:
         return (_interned, (self.parts,))  # unpickled or copied: the live key of that structure
 
 
-class _KeyRef(weakref.ref):
-    """A weak reference to a key that knows the parts it is filed under."""
-
-    __slots__ = ("parts",)
-
-    def __new__(cls, key: _Key, callback: Any, parts: tuple) -> _KeyRef:
-        ref = super().__new__(cls, key, callback)
-        ref.parts = parts
-        return ref
-
-    def __init__(self, key: _Key, callback: Any, parts: tuple) -> None:
-        super().__init__(key, callback)
-
-
 # Live keys by their parts. Weak, so the table holds only keys some expression (or cache)
 # still holds, and needs no size limit: every live key stays in it, which is what makes
 # identity equal to structural equality. The lock orders inserting and forgetting (the
 # editor lowers on two threads); looking up a live key takes no lock.
-_keys: dict[tuple, _KeyRef] = {}
+_keys: dict[tuple, weakref.ref] = {}
 _keys_lock = threading.RLock()
 
 
@@ -68,7 +55,9 @@ def _interned(parts: tuple) -> _Key:
         if key is not None:
             return key
     key = _Key(parts)
-    new_ref = _KeyRef(key, _forget, parts)
+    # The callback knows the parts its key was filed under (the key is gone when it runs);
+    # a partial of a plain weakref costs a third of a weakref subclass with a Python __init__.
+    new_ref = weakref.ref(key, functools.partial(_forget, parts))
     with _keys_lock:
         ref = _keys.setdefault(parts, new_ref)
         if ref is not new_ref:
@@ -79,11 +68,11 @@ def _interned(parts: tuple) -> _Key:
     return key
 
 
-def _forget(ref: _KeyRef) -> None:
+def _forget(parts: tuple, ref: weakref.ref) -> None:
     """A key died: drop its entry (unless a newer key of the same structure replaced it)."""
     with _keys_lock:
-        if _keys.get(ref.parts) is ref:
-            del _keys[ref.parts]
+        if _keys.get(parts) is ref:
+            del _keys[parts]
 
 
 def live_key_count() -> int:
@@ -243,8 +232,19 @@ class BinaryOp(Expr):
     def children(self) -> tuple[Expr, ...]:
         return (self.a, self.b)
 
+    def key(self) -> Hashable:
+        """Expr.key without its generic field and child gathering: binary operators are
+        most of the nodes whose keys lowering asks for (the parts are the same tuple)."""
+        try:
+            return self._key
+        except AttributeError:
+            k = _interned((type(self).__name__, self._type, self.a.key(), self.b.key()))
+            _set_key(self, k)
+            return k
+
 
 _set_type = Expr._type.__set__  # type: ignore[attr-defined]
+_set_key = Expr._key.__set__  # type: ignore[attr-defined]
 _set_a = BinaryOp.a.__set__  # type: ignore[attr-defined]
 _set_b = BinaryOp.b.__set__  # type: ignore[attr-defined]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from pixelweave.engine.ir.callable_fields import CallableInt, CallableStr
@@ -33,6 +33,9 @@ class Type:
     code: str
     bits: int
     lanes: int = 1
+    # The hash, computed once: every structural key of an expression holds its type, and
+    # looking a key up hashes it (lowering does that hundreds of thousands of times).
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if (self.code, self.bits) not in _NUMPY_NAMES:
@@ -40,6 +43,7 @@ class Type:
         object.__setattr__(self, "code", CallableStr(self.code))
         object.__setattr__(self, "bits", CallableInt(self.bits))
         object.__setattr__(self, "lanes", CallableInt(self.lanes))
+        object.__setattr__(self, "_hash", hash((self.code, self.bits, self.lanes)))
 
     def __eq__(self, other: object) -> bool:
         # Types are compared on every node built (operands must agree); most comparisons are
@@ -51,7 +55,7 @@ class Type:
         return self.code == other.code and self.bits == other.bits and self.lanes == other.lanes
 
     def __hash__(self) -> int:
-        return hash((self.code, self.bits, self.lanes))
+        return self._hash
 
     def bytes(self) -> int:
         """Bytes per element (bool takes one), as Halide's `Type.bytes()`."""

@@ -13,14 +13,19 @@ def walk(e: E.Expr) -> Iterator[E.Expr]:
         yield e
         return
     seen: set[int] = set()
+    mark = seen.add
     stack = [e]
+    pop, push = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
-        if id(node) in seen:
+        node = pop()
+        i = id(node)
+        if i in seen:
             continue
-        seen.add(id(node))
+        mark(i)
         yield node
-        stack.extend(reversed(node.children()))
+        children = node.children()
+        if children:
+            push(children[::-1])
 
 
 def find_variables(e: E.Expr) -> list[E.Variable]:
@@ -37,6 +42,11 @@ def find_calls(e: E.Expr) -> list[E.Call]:
 
 def rebuild(e: E.Expr, children: tuple[E.Expr, ...]) -> E.Expr:
     """A copy of e with new children (e itself when they are the same objects)."""
+    if isinstance(e, E.BinaryOp) and len(children) == 2:  # most nodes: no generic checks
+        a, b = children
+        if a is e.a and b is e.b:
+            return e
+        return type(e)(a, b)
     old = e.children()
     if len(old) != len(children):
         raise ValueError(f"{type(e).__name__} has {len(old)} children, not {len(children)}")
@@ -70,15 +80,21 @@ def mutate(e: E.Expr, fn: Callable[[E.Expr], E.Expr | None]) -> E.Expr:
     descended into. Shared subtrees are rewritten once.
     """
     memo: dict[int, E.Expr] = {}
+    remembered = memo.get
 
     def go(node: E.Expr) -> E.Expr:
-        hit = memo.get(id(node))
+        hit = remembered(id(node))
         if hit is not None:
             return hit
         replaced = fn(node)
         if replaced is None:
             children = node.children()
-            replaced = rebuild(node, tuple([go(c) for c in children])) if children else node
+            if not children:
+                replaced = node
+            elif len(children) == 2:  # most nodes: no list built for them
+                replaced = rebuild(node, (go(children[0]), go(children[1])))
+            else:
+                replaced = rebuild(node, tuple([go(c) for c in children]))
         memo[id(node)] = replaced
         return replaced
 

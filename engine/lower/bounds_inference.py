@@ -20,11 +20,12 @@ from pixelweave.engine.lower.hoist_region_lets import hoist_root_lets, note_root
 from pixelweave.engine.lower.inline import plain
 from pixelweave.engine.lower.intervals import SymInterval, interval_of
 from pixelweave.engine.lower.loop_synthesis import constant_extents, region_max, region_min, stage_prefix
+from pixelweave.engine.lower.names_below import NamesBelow
 from pixelweave.engine.lower.region import Box, box_touched, simplify_box, union_box
 from pixelweave.engine.lower.simplify import constant_difference, simplify
 from pixelweave.engine.reference import dim_label
 from pixelweave.engine.stmt import AssertStmt, Block, LetStmt, ProducerConsumer, Stmt, make_block
-from pixelweave.engine.stmt_visit import StmtMutator, walk_stmt
+from pixelweave.engine.stmt_visit import StmtMutator
 
 I32 = Int(32)
 MAX_SPAN = 1 << 30  # a region this wide can only come from an unclamped data-dependent coordinate
@@ -40,21 +41,43 @@ def buffer_extent(name: str, i: int) -> E.Variable:
 
 def bounds_inference(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     root_lets: set[str] = set()  # region lets that depend only on parameters (hoist_region_lets)
+    produced = NamesBelow(_produced_name)  # one table for all the Funcs: each rewrite keeps most subtrees
     for info in reversed(ctx.funcs):
         group = ctx.fused_group(info.name)
-        stmt = _define_regions(info, stmt, root_lets, set(group.names()) if group is not None else {info.name})
+        names = set(group.names()) if group is not None else {info.name}
+        stmt = _define_regions(info, stmt, root_lets, names, produced)
     return stmt
 
 
-def _define_regions(info: FuncInfo, stmt: Stmt, root_lets: set[str], computed_with: set[str]) -> Stmt:
+def _define_regions(
+    info: FuncInfo, stmt: Stmt, root_lets: set[str], computed_with: set[str], produced: NamesBelow
+) -> Stmt:
     """Region lets at each compute site of the Func (several when it is computed once per
     stage of a consumer that uses it). A Func computed with others (compute_with) has its
     lets around the whole group's `produce ...; consume ...`: their fused loops use them all."""
-    sites = sum(1 for s in walk_stmt(stmt) if isinstance(s, ProducerConsumer) and s.is_producer and s.name == info.name)
+    sites = _count_sites(stmt, info.name, produced)
     # Only a Func computed at one site may name its lets once for everything inside it: with
     # several sites the same names hold a different region at each.
     shared = root_lets if sites <= 1 else None
-    return _WrapComputeSite(computed_with, lambda consume: _site_lets(info, consume, root_lets, shared)).mutate(stmt)
+    site = _WrapComputeSite(computed_with, lambda consume: _site_lets(info, consume, root_lets, shared), produced)
+    return site.mutate(stmt)
+
+
+def _produced_name(s: Stmt) -> str | None:
+    """The Func a `produce f` statement produces (the statements a Func's rewrite may change
+    are those with its produce below them)."""
+    return s.name if isinstance(s, ProducerConsumer) and s.is_producer else None
+
+
+def _count_sites(s: Stmt, name: str, produced: NamesBelow) -> int:
+    """How many `produce name` statements s holds (a subtree shared twice counts twice)."""
+    if name not in produced(s):
+        return 0
+    count = 1 if isinstance(s, ProducerConsumer) and s.is_producer and s.name == name else 0
+    for c in s.children():
+        if isinstance(c, Stmt):
+            count += _count_sites(c, name, produced)
+    return count
 
 
 def _site_lets(
@@ -205,9 +228,17 @@ class _WrapComputeSite(StmtMutator):
     `site` gives the lets and assertions of a site, and its consume block rewritten, from its
     consume block."""
 
-    def __init__(self, names: set[str], site) -> None:
+    def __init__(self, names: set[str], site, produced: NamesBelow) -> None:
         self.names = names  # the Func, or every Func of its compute_with group
         self.site = site
+        self.produced = produced
+
+    def mutate(self, s: Stmt | None) -> Stmt | None:
+        # A statement that produces none of the names holds no site: it stays as it is
+        # (which is what rebuilding it would give).
+        if s is None or self.names.isdisjoint(self.produced(s)):
+            return s
+        return super().mutate(s)
 
     def _wrap(self, s: Stmt) -> Stmt:
         parts = getattr(s, "stmts", (s,))

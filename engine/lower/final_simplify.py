@@ -46,16 +46,19 @@ class _Simplify(StmtMutator):
 
     def _substitute(self, e: E.Expr) -> E.Expr:
         """e with the trivial lets of env substituted."""
+        if isinstance(e, E.Variable):
+            return self.env.get(e.name, e)
+        children = e.children()
+        if not children:
+            return e  # (leaves are answered without the memo: as cheap as a lookup)
         key = (id(e), self._state)
         hit = self._substituted.get(key)
         if hit is not None and hit[0] is e:
             return hit[1]
-        if isinstance(e, E.Variable):
-            result = self.env.get(e.name, e)
-        elif self.env.keys().isdisjoint(self._names_in(e)):
+        if self.env.keys().isdisjoint(self._names_in(e)):
             result = e
         else:
-            result = rebuild(e, tuple([self._substitute(c) for c in e.children()]))
+            result = rebuild(e, tuple([self._substitute(c) for c in children]))
         self._substituted[key] = (e, result)
         return result
 

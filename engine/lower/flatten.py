@@ -13,6 +13,7 @@ from pixelweave.engine.ir.types import Bool, Int, Type
 from pixelweave.engine.ir.visit import find_variables, mutate, substitute
 from pixelweave.engine.lower.allocation_bounds import I64, storage_size_check, widen
 from pixelweave.engine.lower.context import LoweringContext
+from pixelweave.engine.lower.region import calls_by_name
 from pixelweave.engine.lower.simplify import as_const_int, simplify
 from pixelweave.engine.schedule import MemoryType
 from pixelweave.engine.stmt import (
@@ -167,6 +168,9 @@ class _Flatten(StmtMutator):
         return value if isinstance(value, E.Const) and as_const_int(value) is not None else None
 
     def mutate_expr(self, e: E.Expr) -> E.Expr:
+        if not calls_by_name(e):
+            return e  # no Func or image read in it (most index and loop expressions)
+
         def fn(node: E.Expr) -> E.Expr | None:
             if isinstance(node, E.Call) and node.call_kind in ("func", "image"):
                 args = tuple(self.mutate_expr(a) for a in node.args)

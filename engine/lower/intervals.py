@@ -8,8 +8,6 @@ None means unbounded in that direction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.ir.visit import walk
@@ -19,10 +17,27 @@ from pixelweave.engine.stmt import Load
 I32 = Int(32)
 
 
-@dataclass(frozen=True)
 class SymInterval:
-    lo: E.Expr | None
-    hi: E.Expr | None
+    """[lo, hi], either end None when unbounded. A slotted class, not a frozen dataclass:
+    interval analysis makes one per node it visits, and the dataclass's constructor cost
+    three times as much. Treat it as immutable (intervals are shared through memos)."""
+
+    __slots__ = ("hi", "lo")
+
+    def __init__(self, lo: E.Expr | None, hi: E.Expr | None) -> None:
+        self.lo = lo
+        self.hi = hi
+
+    def __repr__(self) -> str:
+        return f"SymInterval(lo={self.lo!r}, hi={self.hi!r})"
+
+    def __eq__(self, other: object) -> bool:  # as the dataclass compared: field by field
+        if other.__class__ is not SymInterval:
+            return NotImplemented
+        return (self.lo, self.hi) == (other.lo, other.hi)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.lo, self.hi))
 
     @staticmethod
     def point(e: E.Expr) -> SymInterval:

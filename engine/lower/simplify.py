@@ -172,6 +172,13 @@ def _canonical_linear(e: E.Expr) -> E.Expr:
 
 def simplify(e: E.Expr) -> E.Expr:
     """A simpler expression with the same value."""
+    # Most calls ask about a leaf or about a structure already simplified: answered here,
+    # before making the memo and closure of a walk (what go below does first).
+    if not e.children():
+        return e
+    hit = _cache.get(e.key())
+    if hit is not None:
+        return hit
     memo: dict[int, E.Expr] = {}
 
     def go(node: E.Expr) -> E.Expr:
@@ -186,7 +193,10 @@ def simplify(e: E.Expr) -> E.Expr:
                 if _is_linear_node(node):
                     hit = _simplify_linear_chain(node, go)
                 else:
-                    hit = _simplify_node(rebuild(node, tuple([go(c) for c in children])))
+                    if len(children) == 2:
+                        hit = _simplify_node(rebuild(node, (go(children[0]), go(children[1]))))
+                    else:
+                        hit = _simplify_node(rebuild(node, tuple([go(c) for c in children])))
                 if len(_cache) > CACHE_LIMIT:
                     _cache.clear()
                 _cache[key] = hit

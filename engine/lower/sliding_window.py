@@ -16,6 +16,7 @@ from pixelweave.engine.ir.types import Int
 from pixelweave.engine.ir.visit import find_variables, substitute
 from pixelweave.engine.lower.context import LoweringContext
 from pixelweave.engine.lower.loop_synthesis import region_max, region_min
+from pixelweave.engine.lower.names_below import NamesBelow
 from pixelweave.engine.lower.simplify import constant_difference, simplify
 from pixelweave.engine.stmt import For, ForType, LetStmt, ProducerConsumer, Realize, Stmt
 from pixelweave.engine.stmt_visit import StmtMutator
@@ -33,16 +34,21 @@ class SlidingInfo:
 
 def sliding_window(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     ctx.sliding = {}
+    realized = NamesBelow(_realized_name)  # one table for all the Funcs: each rewrite keeps most subtrees
     for info in ctx.funcs:
         fused = ctx.fused_group(info.name) is not None  # compute_with: the group's loops use its region lets
         if info.is_output or len(info.stages) > 1 or info.name in ctx.computed_per_stage or fused:
             # (computed at several sites, one storage: no single loop to slide along)
             continue
-        mutator = _Slide(info.name, info.pure_vars)
+        mutator = _Slide(info.name, info.pure_vars, realized)
         stmt = mutator.mutate(stmt)
         if mutator.result is not None:
             ctx.sliding[info.name] = mutator.result
     return stmt
+
+
+def _realized_name(s: Stmt) -> str | None:
+    return s.name if isinstance(s, Realize) else None
 
 
 def _depends_on(e: E.Expr, name: str) -> bool:
@@ -72,13 +78,22 @@ def _dependent_nodes(e: E.Expr, name: str) -> set[int]:
 
 
 class _Slide(StmtMutator):
-    def __init__(self, name: str, pure_vars: list[str]) -> None:
+    def __init__(self, name: str, pure_vars: list[str], realized: NamesBelow) -> None:
         self.name = name
         self.pure_vars = pure_vars
         self.loops: list[For] = []
         self.inside_realize = False
         self.lets: dict[str, E.Expr] = {}
         self.result: SlidingInfo | None = None
+        self.realized = realized
+        self.first_let = region_min(name, 0, pure_vars[0]).name if pure_vars else None
+
+    def mutate(self, s: Stmt | None) -> Stmt | None:
+        # Outside the Func's realize nothing changes: a statement without one below it
+        # stays as it is (which is what rebuilding it would give).
+        if s is not None and not self.inside_realize and self.name not in self.realized(s):
+            return s
+        return super().mutate(s)
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
         if s.name != self.name:
@@ -98,7 +113,7 @@ class _Slide(StmtMutator):
         return s if body is s.body else For(s.name, s.min, s.extent, s.for_type, body)
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
-        first = region_min(self.name, 0, self.pure_vars[0]).name if self.pure_vars else None
+        first = self.first_let
         if not self.inside_realize or s.name != first or not self.loops or self.result is not None:
             return self.default(s)
         # The chain of region lets of this Func starts here; read it whole.

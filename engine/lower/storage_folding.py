@@ -6,21 +6,25 @@ circular buffer of a power-of-two size at least as large as what one iteration t
 from __future__ import annotations
 
 from pixelweave.engine.lower.context import LoweringContext
-from pixelweave.engine.lower.region import box_touched
+from pixelweave.engine.lower.region import Scopes, box_touched
 from pixelweave.engine.lower.simplify import as_const_int, constant_difference
 from pixelweave.engine.stmt import For, Realize, Stmt
 from pixelweave.engine.stmt_visit import StmtMutator, walk_stmt
 
 
 def storage_folding(ctx: LoweringContext, stmt: Stmt) -> Stmt:
+    # One Scopes for every Func: the intervals of a loop body's loops, lets and expressions
+    # do not depend on the Func asked about, and the folds keep the loop bodies they pass.
+    scopes = Scopes()
     for name, info in getattr(ctx, "sliding", {}).items():
-        stmt = _Fold(name, info.loop, info.dim).mutate(stmt)
+        stmt = _Fold(name, info.loop, info.dim, scopes).mutate(stmt)
     return stmt
 
 
 class _Fold(StmtMutator):
-    def __init__(self, name: str, loop: str, dim: int) -> None:
+    def __init__(self, name: str, loop: str, dim: int, scopes: Scopes) -> None:
         self.name, self.loop, self.dim = name, loop, dim
+        self.scopes = scopes
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
         body = self.mutate(s.body)
@@ -29,7 +33,7 @@ class _Fold(StmtMutator):
         loop = next((n for n in walk_stmt(body) if isinstance(n, For) and n.name == self.loop), None)
         if loop is None:
             return Realize(s.name, s.type, s.bounds, body, s.folds)
-        box = box_touched(loop.body, self.name, calls=True, provides=True)
+        box = box_touched(loop.body, self.name, calls=True, provides=True, scopes=self.scopes)
         if box is None:
             return Realize(s.name, s.type, s.bounds, body, s.folds)
         iv = box[self.dim]

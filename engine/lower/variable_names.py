@@ -26,14 +26,17 @@ class VariableNames:
         if hit is not None:
             return hit[1]
         stack: list[tuple[E.Expr, bool]] = [(e, False)]
+        pop, push = stack.pop, stack.append
         while stack:
-            node, children_done = stack.pop()
+            node, children_done = pop()
             if id(node) in names:
                 continue
             children = node.children()
             if not children_done and children:
-                stack.append((node, True))
-                stack.extend((c, False) for c in children if id(c) not in names)
+                push((node, True))
+                for c in children:
+                    if id(c) not in names:
+                        push((c, False))
                 continue
             if isinstance(node, E.Variable):
                 found = frozenset((node.name,))
