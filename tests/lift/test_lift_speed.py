@@ -304,7 +304,6 @@ def test_a_tail_loop_after_a_main_loop_past_column_0_joins_the_main_loops_store(
     a row ran in the partitioned loop's prologue, with clamped loads: 0.6x the C's speed).
     Exact at widths where either loop is empty, and proved by z3 (sizes up to 2^24)."""
     from pixelweave.nodes.lift.prove import prove
-    from pixelweave.nodes.lift.to_engine import joined_with_previous
 
     path = CORPUS / "sse2.c"
     lift = lift_c(path, "sse2_box3_horizontal16")
