@@ -724,11 +724,27 @@ class CompiledPipeline:
         its merging and name checks, which cost as much as the packing on a small image).
         The values are checked as by __call__."""
         argv, keep_alive = self._argument_block.pack(given, mins)
+        self._run(argv)
+        del keep_alive
+
+    def call_in_order(self, values: Sequence[Any]) -> bool:
+        """Run on one value per argument, in `arguments` order, when every value is of the
+        common kind (ArgumentBlock.pack_in_order: arrays at the origin that need no copy,
+        plain numbers); False, having run nothing and raised nothing, otherwise (call_named
+        then checks the values with its messages). Compiled's common call: no dict of
+        arguments to build and look names up in."""
+        packed = self._argument_block.pack_in_order(values)
+        if packed is None:
+            return False
+        self._run(packed[0])
+        return True
+
+    def _run(self, argv: ctypes.Array) -> None:
+        """Call the generated code on a packed argument block (its arrays kept alive by the caller)."""
         context = ctypes.create_string_buffer(self._context_bytes)  # this call's message and profile
         start = time.perf_counter()
         code = self._argv_entry(ctypes.addressof(argv), ctypes.addressof(context))  # without the GIL
         self.last_run_seconds = time.perf_counter() - start
-        del keep_alive
         if self.profile_names:
             counters = (ctypes.c_int64 * len(self.profile_names)).from_buffer(context, CONTEXT_PROFILE_OFFSET)
             self.last_profile = {n: counters[i] * 1e-9 for i, n in enumerate(self.profile_names)}

@@ -200,3 +200,66 @@ def test_the_common_call_refuses_what_the_general_path_refuses(rng) -> None:
         fn([-7, 5], inputs, out=out)
     with pytest.raises(InputError, match="2 dimensions, but 1 size was given"):
         fn([7], inputs, out=out)
+
+
+@pytest.mark.parametrize("array, elem, mins", [a for a in ARRAYS if a[2] is None])
+def test_in_order_packing_is_packs_or_declines(array: np.ndarray, elem, mins) -> None:
+    """pack_in_order writes what pack writes (a read-only input's pointer taken the slow way
+    too), or declines, raising nothing, where pack takes its general path."""
+    layout = ArgumentBlock([buffer("a", elem, array.ndim), scalar("s", Int(32))])
+    for value in (array, _read_only(array)):
+        packed = layout.pack_in_order([value, 5])
+        block, keep = layout.pack({"a": value, "s": 5})
+        if packed is None:
+            assert keep[0] is not value  # pack described a copy (or refused nothing): its general path
+            continue
+        argv = (ctypes.c_void_p * 2).from_buffer(packed[0])
+        want = (ctypes.c_void_p * 2).from_buffer(block)
+        assert _descriptor_bytes(argv[0], array.ndim) == _descriptor_bytes(want[0], array.ndim)
+        assert _descriptor_bytes(argv[0], array.ndim)[2] == array.ctypes.data
+        assert ctypes.c_int32.from_address(argv[1]).value == 5
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def test_in_order_packing_declines_what_pack_checks() -> None:
+    layout = ArgumentBlock([buffer("a", UInt(8), 2), scalar("s", UInt(8)), scalar("f", Float(32))])
+    a = np.zeros((3, 4), np.uint8)
+    assert layout.pack_in_order([a, 255, 1.5]) is not None
+    for values in ([a, 256, 1.5], [a, -1, 1.5], [a, 1, 2], [a, True, 1.5], [a.astype(np.int8), 1, 1.5],
+                   [a.tolist(), 1, 1.5], [a[:, ::2], 1, 1.5], [a, np.uint8(1), 1.5], [a, 1]):  # fmt: skip
+        assert layout.pack_in_order(values) is None, values
+
+
+def test_compiled_call_in_order_checks_what_changed_after_compiling(rng, monkeypatch) -> None:
+    """The one-pass call (Compiled._call_in_order) runs the common call, reads a Param's
+    range and an ImageParam's constraints at every call (a range set after compiling
+    refuses the next call with its message), and leaves anything else to the general path."""
+    from pixelweave.engine.compiled import Compiled
+
+    pipeline, image, gain = _gain_pipeline()
+    fn = pipeline.compile()
+    data = rng.integers(0, 256, (5, 7), dtype=np.uint8)
+    out = np.zeros((5, 7), np.int32)
+    ran = []
+    original = Compiled._call_in_order
+    monkeypatch.setattr(Compiled, "_call_in_order", lambda self, *a: ran.append(original(self, *a)) or ran[-1])
+    fn([7, 5], {"image": data, "gain": 4}, out=out)
+    np.testing.assert_array_equal(out, realize_reference(pipeline, [7, 5], {"image": data, "gain": 4}))
+    fresh = fn([7, 5], {"image": data, "gain": 2})
+    np.testing.assert_array_equal(fresh, realize_reference(pipeline, [7, 5], {"image": data, "gain": 2}))
+    assert ran == [True, True]
+    gain.set_range(0, 3)
+    with pytest.raises(InputError, match="must be at most 3"):
+        fn([7, 5], {"image": data, "gain": 4}, out=out)
+    fn([7, 5], {"image": data, "gain": np.int32(3)}, out=out)  # converted by the general path
+    np.testing.assert_array_equal(out, realize_reference(pipeline, [7, 5], {"image": data, "gain": 3}))
+    assert ran[-2:] == [False, False]
+    with pytest.raises(InputError, match="out= for output `scaled` must have shape"):
+        fn([7, 5], {"image": data, "gain": 1}, out=np.zeros((5, 6), np.int32))
+    with pytest.raises(InputError, match=r"must have shape .* and dtype int32"):
+        fn([7, 5], {"image": data, "gain": 1}, out=np.zeros((5, 7), np.int16))
