@@ -60,8 +60,11 @@ class ArgumentBlock:
     """The packed layout of a pipeline's arguments: argv, then per buffer its descriptor and
     dimensions, then an 8-byte slot per scalar."""
 
-    def __init__(self, arguments: Sequence[Argument]) -> None:
+    def __init__(self, arguments: Sequence[Argument], reserve: int = 0) -> None:
+        """`reserve`: bytes pack_in_order's blocks keep after the arguments (the caller's
+        per-call context, at offset `size`)."""
         self.arguments = list(arguments)
+        self.reserve = reserve
         count = max(len(self.arguments), 1)
         self._argv = struct.Struct(f"<{count}Q")
         offset = 8 * count
@@ -155,15 +158,20 @@ class ArgumentBlock:
             self._argv.pack_into(block, 0, *addresses)
         return block, keep_alive
 
-    def pack_in_order(self, values: Sequence[Any]) -> tuple[ctypes.Array, Sequence[Any]] | None:
+    def pack_in_order(
+        self, values: Sequence[Any], block: ctypes.Array | None = None
+    ) -> tuple[ctypes.Array, Sequence[Any]] | None:
         """pack() for one value per argument, in the arguments' order, when each is of the
         common kind: an array _pack_array takes at the origin, an int within its type's
         range or a float for a float scalar. None, having raised nothing, for anything
         else: pack() then checks it and refuses a wrong value with its message. The
-        values are the objects to keep alive until the call returns."""
+        values are the objects to keep alive until the call returns. `block`, a block
+        this method returned before, is written over (every field the generated code
+        reads); without one, a new one of size + reserve bytes."""
         if len(values) != len(self._plan):
             return None
-        block = ctypes.create_string_buffer(self.size)
+        if block is None:
+            block = ctypes.create_string_buffer(self.size + self.reserve)
         base = addressof(block)
         addresses = []
         for i, value in enumerate(values):

@@ -263,3 +263,59 @@ def test_compiled_call_in_order_checks_what_changed_after_compiling(rng, monkeyp
         fn([7, 5], {"image": data, "gain": 1}, out=np.zeros((5, 6), np.int32))
     with pytest.raises(InputError, match=r"must have shape .* and dtype int32"):
         fn([7, 5], {"image": data, "gain": 1}, out=np.zeros((5, 7), np.int16))
+
+
+def test_reused_blocks_give_each_call_its_own_values_failures_and_profile(rng) -> None:
+    """call_in_order reuses a finished call's block (its arguments and its context): each
+    call still sees its own arrays and scalars, a failure's message is that call's, the
+    call after a failure runs, and a profile build's counters are each call's own."""
+    pipeline, image, gain = _gain_pipeline()
+    fn = pipeline.compile()
+    for g, shape in [(1, (5, 7)), (9, (3, 4)), (2, (5, 7)), (0, (1, 1))]:
+        data = rng.integers(0, 256, shape, dtype=np.uint8)
+        out = np.full(shape, -5, np.int32)
+        sizes = [shape[1], shape[0]]
+        fn(sizes, {"image": data, "gain": g}, out=out)
+        np.testing.assert_array_equal(out, realize_reference(pipeline, sizes, {"image": data, "gain": g}))
+    assert len(fn.native._spare_blocks) == 1  # one block, reused by every call
+    x = pw.Var("x")
+    inp = pw.ImageParam(pw.UInt(8), 1, "inp")
+    f = pw.Func("shifted")
+    f[x] = inp[x + 3]
+    shifted = pw.Pipeline(f).compile()
+    a = np.arange(10, dtype=np.uint8)
+    np.testing.assert_array_equal(shifted([7], {"inp": a}, out=np.zeros(7, np.uint8)), a[3:])
+    with pytest.raises(pw.RuntimeFailure, match="read at x = 10"):
+        shifted([8], {"inp": a}, out=np.zeros(8, np.uint8))
+    with pytest.raises(pw.RuntimeFailure, match="read at x = 11"):
+        shifted([9], {"inp": a}, out=np.zeros(9, np.uint8))
+    np.testing.assert_array_equal(shifted([2], {"inp": a}, out=np.zeros(2, np.uint8)), a[3:5])
+    profiled = pipeline.compile(profile=True)
+    big = rng.integers(0, 256, (300, 400), dtype=np.uint8)
+    big_out = np.zeros((300, 400), np.int32)
+    profiled([400, 300], {"image": big, "gain": 2}, out=big_out)
+    first = profiled.last_profile["scaled"]
+    for _ in range(5):
+        profiled([2, 1], {"image": big[:1, :2], "gain": 2}, out=big_out[:1, :2].copy())
+    assert 0 < profiled.last_profile["scaled"] < first  # not the sum of the calls
+
+
+def test_calls_from_several_threads_never_share_a_block(rng) -> None:
+    pipeline, image, gain = _gain_pipeline()
+    fn = pipeline.compile()
+    datas = [rng.integers(0, 256, (40, 30), dtype=np.uint8) for _ in range(4)]
+    outs = [[np.zeros((40, 30), np.int32) for _ in range(60)] for _ in datas]
+
+    def run(k: int) -> None:
+        for i, out in enumerate(outs[k]):
+            fn([30, 40], {"image": datas[k], "gain": (k + i) % 11}, out=out)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(datas))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k, data in enumerate(datas):
+        for i, out in enumerate(outs[k]):
+            want = realize_reference(pipeline, [30, 40], {"image": data, "gain": (k + i) % 11})
+            np.testing.assert_array_equal(out, want)
