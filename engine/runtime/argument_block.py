@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import struct
 from collections.abc import Mapping, Sequence
+from ctypes import addressof, c_char
 from typing import Any
 
 import numpy as np
@@ -59,8 +60,11 @@ class ArgumentBlock:
     """The packed layout of a pipeline's arguments: argv, then per buffer its descriptor and
     dimensions, then an 8-byte slot per scalar."""
 
-    def __init__(self, arguments: Sequence[Argument]) -> None:
+    def __init__(self, arguments: Sequence[Argument], reserve: int = 0) -> None:
+        """`reserve`: bytes pack_in_order's blocks keep after the arguments (the caller's
+        per-call context, at offset `size`)."""
         self.arguments = list(arguments)
+        self.reserve = reserve
         count = max(len(self.arguments), 1)
         self._argv = struct.Struct(f"<{count}Q")
         offset = 8 * count
@@ -154,6 +158,37 @@ class ArgumentBlock:
             self._argv.pack_into(block, 0, *addresses)
         return block, keep_alive
 
+    def pack_in_order(
+        self, values: Sequence[Any], block: ctypes.Array | None = None
+    ) -> tuple[ctypes.Array, Sequence[Any]] | None:
+        """pack() for one value per argument, in the arguments' order, when each is of the
+        common kind: an array _pack_array takes at the origin, an int within its type's
+        range or a float for a float scalar. None, having raised nothing, for anything
+        else: pack() then checks it and refuses a wrong value with its message. The
+        values are the objects to keep alive until the call returns. `block`, a block
+        this method returned before, is written over (every field the generated code
+        reads); without one, a new one of size + reserve bytes."""
+        if len(values) != len(self._plan):
+            return None
+        if block is None:
+            block = ctypes.create_string_buffer(self.size + self.reserve)
+        base = addressof(block)
+        addresses = []
+        for i, value in enumerate(values):
+            _, is_buffer, offset, _, _, _, _, _, _, packer, lo, hi, is_float, is_bool = self._plan[i]
+            if is_buffer:
+                if not self._pack_array(block, base, i, value, None):
+                    return None
+            else:
+                kind = type(value)
+                if not ((kind is int and lo <= value <= hi) or (kind is float and is_float)):
+                    return None
+                packer.pack_into(block, offset, int(bool(value)) if is_bool else value)
+            addresses.append(base + offset)
+        if addresses:
+            self._argv.pack_into(block, 0, *addresses)
+        return block, values
+
     def _pack_array(self, block: ctypes.Array, base: int, i: int, array: Any, mins: Sequence[int] | None) -> bool:
         """Write argument i's descriptor for an array that needs neither a copy nor a message;
         False (nothing written) for any other value, which the general path then handles."""
@@ -167,10 +202,16 @@ class ArgumentBlock:
         if not 0 < size <= INT32_MAX:
             return False
         shape = array.shape
+        # The data pointer: a ctypes view of a writable array's buffer costs a quarter of
+        # `array.ctypes.data` (which builds a helper object), a call's largest single cost.
+        try:
+            address = addressof(c_char.from_buffer(array)) if flags.writeable else array.ctypes.data
+        except (TypeError, ValueError, BufferError):  # a buffer that refuses a writable view
+            address = array.ctypes.data
         if d == 2 and (mins is None or (len(mins) == 2 and mins[0] == 0 and mins[1] == 0)):  # at the origin
             rows, cols = shape
             packer.pack_into(
-                block, offset, array.ctypes.data, code, bits, 2, 0, base + offset + _BUFFER_HEAD.size,
+                block, offset, address, code, bits, 2, 0, base + offset + _BUFFER_HEAD.size,
                 0, cols, 1, 0, 0, rows, cols, 0,
             )  # fmt: skip
             return True
@@ -187,5 +228,5 @@ class ArgumentBlock:
                 return False
             fields += (m, extent, stride, 0)
             stride *= extent
-        packer.pack_into(block, offset, array.ctypes.data, code, bits, d, 0, base + offset + _BUFFER_HEAD.size, *fields)
+        packer.pack_into(block, offset, address, code, bits, d, 0, base + offset + _BUFFER_HEAD.size, *fields)
         return True

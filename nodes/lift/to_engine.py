@@ -199,8 +199,15 @@ class _Builder:
         if stores_what_previous_stores(self.l, v):
             f[tuple(args)] = value  # every store repeats the previous version's value
             return
+        pieces = v.pieces
+        joined = joined_with_previous(self.l, v)
+        if joined is not None:
+            # one store over both column ranges, on what the version before both holds
+            pieces = [joined]
+            older = self.l.versions[prev_v.previous]
+            value = self.version(prev_v.previous)[tuple(args[:2] + ([] if not older.dims else args[2:]))]
         whole_rows = rows_of_every_store(self.l, v.buffer)
-        for piece in v.pieces:
+        for piece in pieces:
             piece_value = self.stored(b.elem, piece.value)
             # Tests of the column innermost, each group of tests its own select: loop
             # partitioning, innermost loop first, removes a select whose test it can solve
@@ -437,6 +444,96 @@ def stores_what_previous_stores(lifted: Lifted, v: Version) -> bool:
         return False
     elem = lifted.buffers[v.buffer].elem
     return all(same_stored_value(lifted, elem, piece.value, prev_v.pieces[0].value) for piece in v.pieces)
+
+
+def joined_with_previous(lifted: Lifted, v: Version) -> Piece | None:
+    """The previous version's store extended over this version's columns, when this version
+    (one store) stores, in the columns that follow the previous one's (its range starts where
+    the previous range ends, in the same rows), the value the previous version stores there:
+    the scalar tail loop after an SSE2 loop that starts past column 0 (a stencil leaving its
+    border alone). One select over the joined range then holds both stores, and loop
+    partitioning finds one steady state for it; the two nested selects had no common one
+    (the tail's test, partitioned for its own small range, left every vector of the row in
+    the partitioned loop's prologue, with clamped loads). Proved by z3 for integer stores.
+    None otherwise."""
+    from pixelweave.nodes.lift.prove import same_stored_value
+
+    prev_v = lifted.versions.get(v.previous) if v.previous else None
+    if v.kind != "pure" or v.dims or prev_v is None or prev_v.kind != "pure" or prev_v.dims:
+        return None
+    if len(v.pieces) != 1 or len(prev_v.pieces) != 1 or lifted.versions[prev_v.previous].dims:
+        return None
+    piece, before = v.pieces[0], prev_v.pieces[0]
+    if "predicate" in piece.conditions or "predicate" in before.conditions:
+        return None
+    ranges = []
+    for p in (before, piece):
+        by_column = [(key, c) for key, c in p.conditions.items() if COL in S.symbols(c)]
+        if len(by_column) != 1:
+            return None
+        found = column_range(by_column[0][1])
+        if found is None:
+            return None
+        ranges.append(found)
+    others = [{k: c for k, c in p.conditions.items() if COL not in S.symbols(c)} for p in (before, piece)]
+    if list(others[0].values()) != list(others[1].values()):
+        return None
+    (lo, end), (start, hi) = ranges
+    if S.constant_value(S.arith("-", end, start)) != 0:
+        return None
+    elem = lifted.buffers[v.buffer].elem
+    if not same_stored_value(lifted, elem, piece.value, before.value):
+        return None
+    bounds = lifted.bounds()
+    # [lo, end) then [end, hi): [min(lo, end), max(end, hi)) whichever range is empty
+    if not _at_least_zero(S.arith("-", end, lo), bounds):
+        lo = S.minmax("min", lo, end)
+    if not _at_least_zero(S.arith("-", hi, end), bounds):
+        hi = S.minmax("max", end, hi)
+    col = S.sym("i32", COL)
+    joined = S.logic("and", S.compare(">=", col, lo), S.compare("<", col, hi))
+    conditions = dict(others[0])
+    conditions["col_range_joined"] = joined
+    return Piece(before.value, conditions, before.line, before.region, before.lane)
+
+
+def column_range(cond: Tree) -> tuple[Tree, Tree] | None:
+    """[lo, hi) of the column for a column range test `a >= b && a < c` whose `a` is the
+    column plus terms without it, or that floor-divided by a positive constant k (a loop
+    over vectors of k columns: then b is 0 and [0, k * c)), b and c without the column;
+    None for any other test."""
+    if cond[0] != "and" or cond[2][0] != "cmp" or cond[3][0] != "cmp":
+        return None
+    (_, _, op_lo, a, b), (_, _, op_hi, a2, c) = cond[2], cond[3]
+    if op_lo != ">=" or op_hi != "<" or a != a2 or S.type_of(a) != "i32":
+        return None
+    if COL in S.symbols(b) or COL in S.symbols(c):
+        return None
+    if a[0] == "bin" and a[2] == "fdiv" and a[4][0] == "const" and a[4][2] > 0 and b == S.const("i32", 0):
+        a, c = a[3], S.arith("*", c, a[4])  # floor(a / k) in [0, c) is a in [0, k * c)
+        if S.type_of(a) != "i32":
+            return None
+    col = S.sym("i32", COL)
+    offset = S.arith("-", a, col)
+    if COL in S.symbols(offset):
+        return None
+    return S.arith("-", b, offset), S.arith("-", c, offset)
+
+
+def _at_least_zero(e: Tree, bounds: tuple) -> bool:
+    """Whether e >= 0 for every parameter value: from its interval, or from its form (a sum
+    with non-negative coefficients of terms that are each at least zero, such as a loop's
+    trip count `max(n, 0)`), which holds for parameters without a declared range."""
+    found = S.interval(e, bounds)
+    if found is not None and found[0] >= 0:
+        return True
+    if e[0] == "const":
+        return e[2] >= 0
+    if e[0] == "bin" and e[2] == "max":
+        return _at_least_zero(e[3], bounds) or _at_least_zero(e[4], bounds)
+    if e[0] == "aff":
+        return all(c >= 0 and all(_at_least_zero(atom, bounds) for atom in mono) for mono, c in e[2])
+    return False
 
 
 def split_conditions(piece: Piece, whole_rows: Tree | None) -> tuple[list[Tree], list[Tree]]:

@@ -200,3 +200,122 @@ def test_the_common_call_refuses_what_the_general_path_refuses(rng) -> None:
         fn([-7, 5], inputs, out=out)
     with pytest.raises(InputError, match="2 dimensions, but 1 size was given"):
         fn([7], inputs, out=out)
+
+
+@pytest.mark.parametrize("array, elem, mins", [a for a in ARRAYS if a[2] is None])
+def test_in_order_packing_is_packs_or_declines(array: np.ndarray, elem, mins) -> None:
+    """pack_in_order writes what pack writes (a read-only input's pointer taken the slow way
+    too), or declines, raising nothing, where pack takes its general path."""
+    layout = ArgumentBlock([buffer("a", elem, array.ndim), scalar("s", Int(32))])
+    for value in (array, _read_only(array)):
+        packed = layout.pack_in_order([value, 5])
+        block, keep = layout.pack({"a": value, "s": 5})
+        if packed is None:
+            assert keep[0] is not value  # pack described a copy (or refused nothing): its general path
+            continue
+        argv = (ctypes.c_void_p * 2).from_buffer(packed[0])
+        want = (ctypes.c_void_p * 2).from_buffer(block)
+        assert _descriptor_bytes(argv[0], array.ndim) == _descriptor_bytes(want[0], array.ndim)
+        assert _descriptor_bytes(argv[0], array.ndim)[2] == array.ctypes.data
+        assert ctypes.c_int32.from_address(argv[1]).value == 5
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def test_in_order_packing_declines_what_pack_checks() -> None:
+    layout = ArgumentBlock([buffer("a", UInt(8), 2), scalar("s", UInt(8)), scalar("f", Float(32))])
+    a = np.zeros((3, 4), np.uint8)
+    assert layout.pack_in_order([a, 255, 1.5]) is not None
+    for values in ([a, 256, 1.5], [a, -1, 1.5], [a, 1, 2], [a, True, 1.5], [a.astype(np.int8), 1, 1.5],
+                   [a.tolist(), 1, 1.5], [a[:, ::2], 1, 1.5], [a, np.uint8(1), 1.5], [a, 1]):  # fmt: skip
+        assert layout.pack_in_order(values) is None, values
+
+
+def test_compiled_call_in_order_checks_what_changed_after_compiling(rng, monkeypatch) -> None:
+    """The one-pass call (Compiled._call_in_order) runs the common call, reads a Param's
+    range and an ImageParam's constraints at every call (a range set after compiling
+    refuses the next call with its message), and leaves anything else to the general path."""
+    from pixelweave.engine.compiled import Compiled
+
+    pipeline, image, gain = _gain_pipeline()
+    fn = pipeline.compile()
+    data = rng.integers(0, 256, (5, 7), dtype=np.uint8)
+    out = np.zeros((5, 7), np.int32)
+    ran = []
+    original = Compiled._call_in_order
+    monkeypatch.setattr(Compiled, "_call_in_order", lambda self, *a: ran.append(original(self, *a)) or ran[-1])
+    fn([7, 5], {"image": data, "gain": 4}, out=out)
+    np.testing.assert_array_equal(out, realize_reference(pipeline, [7, 5], {"image": data, "gain": 4}))
+    fresh = fn([7, 5], {"image": data, "gain": 2})
+    np.testing.assert_array_equal(fresh, realize_reference(pipeline, [7, 5], {"image": data, "gain": 2}))
+    assert ran == [True, True]
+    gain.set_range(0, 3)
+    with pytest.raises(InputError, match="must be at most 3"):
+        fn([7, 5], {"image": data, "gain": 4}, out=out)
+    fn([7, 5], {"image": data, "gain": np.int32(3)}, out=out)  # converted by the general path
+    np.testing.assert_array_equal(out, realize_reference(pipeline, [7, 5], {"image": data, "gain": 3}))
+    assert ran[-2:] == [False, False]
+    with pytest.raises(InputError, match="out= for output `scaled` must have shape"):
+        fn([7, 5], {"image": data, "gain": 1}, out=np.zeros((5, 6), np.int32))
+    with pytest.raises(InputError, match=r"must have shape .* and dtype int32"):
+        fn([7, 5], {"image": data, "gain": 1}, out=np.zeros((5, 7), np.int16))
+
+
+def test_reused_blocks_give_each_call_its_own_values_failures_and_profile(rng) -> None:
+    """call_in_order reuses a finished call's block (its arguments and its context): each
+    call still sees its own arrays and scalars, a failure's message is that call's, the
+    call after a failure runs, and a profile build's counters are each call's own."""
+    pipeline, image, gain = _gain_pipeline()
+    fn = pipeline.compile()
+    for g, shape in [(1, (5, 7)), (9, (3, 4)), (2, (5, 7)), (0, (1, 1))]:
+        data = rng.integers(0, 256, shape, dtype=np.uint8)
+        out = np.full(shape, -5, np.int32)
+        sizes = [shape[1], shape[0]]
+        fn(sizes, {"image": data, "gain": g}, out=out)
+        np.testing.assert_array_equal(out, realize_reference(pipeline, sizes, {"image": data, "gain": g}))
+    assert len(fn.native._spare_blocks) == 1  # one block, reused by every call
+    x = pw.Var("x")
+    inp = pw.ImageParam(pw.UInt(8), 1, "inp")
+    f = pw.Func("shifted")
+    f[x] = inp[x + 3]
+    shifted = pw.Pipeline(f).compile()
+    a = np.arange(10, dtype=np.uint8)
+    np.testing.assert_array_equal(shifted([7], {"inp": a}, out=np.zeros(7, np.uint8)), a[3:])
+    with pytest.raises(pw.RuntimeFailure, match="read at x = 10"):
+        shifted([8], {"inp": a}, out=np.zeros(8, np.uint8))
+    with pytest.raises(pw.RuntimeFailure, match="read at x = 11"):
+        shifted([9], {"inp": a}, out=np.zeros(9, np.uint8))
+    np.testing.assert_array_equal(shifted([2], {"inp": a}, out=np.zeros(2, np.uint8)), a[3:5])
+    profiled = pipeline.compile(profile=True)
+    big = rng.integers(0, 256, (300, 400), dtype=np.uint8)
+    big_out = np.zeros((300, 400), np.int32)
+    profiled([400, 300], {"image": big, "gain": 2}, out=big_out)
+    first = profiled.last_profile["scaled"]
+    for _ in range(5):
+        profiled([2, 1], {"image": big[:1, :2], "gain": 2}, out=big_out[:1, :2].copy())
+    assert 0 < profiled.last_profile["scaled"] < first  # not the sum of the calls
+
+
+def test_calls_from_several_threads_never_share_a_block(rng) -> None:
+    pipeline, image, gain = _gain_pipeline()
+    fn = pipeline.compile()
+    datas = [rng.integers(0, 256, (40, 30), dtype=np.uint8) for _ in range(4)]
+    outs = [[np.zeros((40, 30), np.int32) for _ in range(60)] for _ in datas]
+
+    def run(k: int) -> None:
+        for i, out in enumerate(outs[k]):
+            fn([30, 40], {"image": datas[k], "gain": (k + i) % 11}, out=out)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(datas))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k, data in enumerate(datas):
+        for i, out in enumerate(outs[k]):
+            want = realize_reference(pipeline, [30, 40], {"image": data, "gain": (k + i) % 11})
+            np.testing.assert_array_equal(out, want)
