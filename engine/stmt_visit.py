@@ -56,11 +56,18 @@ class StmtMutator:
         return self.default(s)
 
     def default(self, s: Stmt) -> Stmt:
+        # A plain loop with a changed flag: every pass rebuilds through here, and a
+        # generator plus a zip of old and new children per statement was a visible cost.
         old = s.children()
-        new = tuple(self.mutate(c) if isinstance(c, Stmt) else self.mutate_expr(c) for c in old)
-        if all(a is b for a, b in zip(old, new, strict=True)):
-            return s
-        return s.with_children(new)
+        new = []
+        changed = False
+        mutate, mutate_expr = self.mutate, self.mutate_expr
+        for c in old:
+            m = mutate(c) if isinstance(c, Stmt) else mutate_expr(c)
+            if m is not c:
+                changed = True
+            new.append(m)
+        return s.with_children(tuple(new)) if changed else s
 
 
 def map_exprs(s: Stmt, fn: Callable[[E.Expr], E.Expr]) -> Stmt:

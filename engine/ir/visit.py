@@ -98,7 +98,10 @@ def mutate(e: E.Expr, fn: Callable[[E.Expr], E.Expr | None]) -> E.Expr:
         memo[id(node)] = replaced
         return replaced
 
-    return go(e)
+    try:
+        return go(e)
+    finally:
+        go = None  # a recursive closure is a reference cycle until its name is cleared (see simplify)
 
 
 def substitute(e: E.Expr, replacements: dict[str, E.Expr]) -> E.Expr:

@@ -21,6 +21,7 @@ from pixelweave.engine.ir.types import Int
 from pixelweave.engine.lower.allocation_bounds import allocation_bounds
 from pixelweave.engine.lower.boundary_fast_path import boundary_fast_path
 from pixelweave.engine.lower.bounds_inference import bounds_inference
+from pixelweave.engine.lower.collector_pace import paced_collector
 from pixelweave.engine.lower.compute_with import fuse_groups
 from pixelweave.engine.lower.context import LoweringContext, build_context
 from pixelweave.engine.lower.explicit_folding import explicit_storage_folding
@@ -79,7 +80,7 @@ def lower(
     soon as it is made, before the later passes (an editor shows it while they run), and
     `check()` before every pass (it raises to cancel a lowering nobody waits for any more)."""
     _lowerings[0] += 1
-    with deep_recursion():
+    with deep_recursion(), paced_collector():
         return _lower(pipeline, target, name, on_loop_nest=on_loop_nest, check=check)
 
 
@@ -87,7 +88,7 @@ def lower_loop_nest(pipeline: Pipeline, target: str = "host") -> Stmt:
     """Only the passes up to the loop nest the inspector shows (the same statement as
     `lower(...).loop_nest`), without flattening, vectorization and final simplification:
     what an editor needs on every schedule change, at about half the cost."""
-    with deep_recursion():
+    with deep_recursion(), paced_collector():
         return _lower(pipeline, target, "pipeline", loop_nest_only=True).loop_nest
 
 

@@ -131,4 +131,7 @@ def _drop_clamps(e: E.Expr, removable: dict[tuple, E.Expr], clamps: dict) -> E.E
             return E.Const(node.type(), True)
         return None
 
-    return simplify(mutate(e, fn))
+    try:
+        return simplify(mutate(e, fn))
+    finally:
+        fn = None  # a recursive closure is a reference cycle until its name is cleared (see simplify)

@@ -52,6 +52,7 @@ def inline_functions(ctx: LoweringContext) -> None:
         if info.is_inlined():
             inlined_bodies[id(info.func)] = (info.pure_vars, info.stages[0].definition.all_values())
     ctx.funcs = [info for info in ctx.funcs if not info.is_inlined()]
+    rewrite = None  # a recursive closure is a reference cycle until its name is cleared (see simplify)
 
 
 def plain(e: E.Expr) -> E.Expr:

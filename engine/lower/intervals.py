@@ -100,7 +100,10 @@ def interval_of(e: E.Expr, scope, memo: dict[int, SymInterval] | None = None) ->
             memo[id(node)] = hit
         return hit
 
-    return go(e)
+    try:
+        return go(e)
+    finally:
+        go = None  # a recursive closure is a reference cycle until its name is cleared (see simplify)
 
 
 def fixed_before_running(cond: E.Expr) -> bool:

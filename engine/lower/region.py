@@ -244,5 +244,8 @@ def box_touched(
             elif calls:
                 exprs_box(c, sc)
 
-    visit(stmt, scopes.root)
+    try:
+        visit(stmt, scopes.root)
+    finally:
+        visit = None  # a recursive closure is a reference cycle until its name is cleared (see simplify)
     return simplify_box(result[0]) if result[0] is not None else None

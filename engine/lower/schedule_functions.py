@@ -88,6 +88,7 @@ def _uses(stmt: Stmt, name: str) -> list[list[str]]:
                 paths.append(loops)
 
     visit(stmt, [])
+    visit = None  # a recursive closure is a reference cycle until its name is cleared (see simplify)
     return paths
 
 

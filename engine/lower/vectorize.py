@@ -81,7 +81,10 @@ class _Widen(StmtMutator):
                 memo[id(node)] = hit
             return hit
 
-        return go(e)
+        try:
+            return go(e)
+        finally:
+            go = None  # a recursive closure is a reference cycle until its name is cleared (see simplify)
 
     def _widen(self, e: E.Expr, go) -> E.Expr:
         n = self.lanes
