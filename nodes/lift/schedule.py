@@ -54,8 +54,11 @@ ROW_LANES = 16  # lanes of the partial results of a reduction along rows
 COLUMN_LANES = 64
 _LANES = {8: 32, 16: 32, 32: 16, 64: 8}
 # A call whose estimated work (bytes read and written, plus operations at OPS_PER_BYTE) is
-# below this runs its strips serially (see worth_parallel); measured on 1920x1080 passes.
-PARALLEL_WORK_BYTES = 12 << 20
+# below this runs its strips serially (see worth_parallel). Measured on the corpus's 1920x1080
+# passes (benchmarks/lift_corpus.py, quiet 2-core machine): at 2 MB, 86 of 88 functions beat
+# cc -O3 by wall-clock against 81 at 12 MB (the single SSE2 passes of 4 MB run in parallel at
+# 1.2-1.3x the C instead of 0.93-0.97x serially), for more CPU time (62 against 68 with less).
+PARALLEL_WORK_BYTES = 2 << 20
 OPS_PER_BYTE = 4
 _DIVISIONS = ("/", "%", "fdiv", "fmod")
 
@@ -165,10 +168,10 @@ def worth_parallel(engine: LiftedPipeline, buffer: str):
     """The run-time condition (an engine Expr of the input images' sizes) under which an
     output's strips are worth running in parallel: the estimated work of a call (bytes read
     and written, plus its operations at OPS_PER_BYTE) at least PARALLEL_WORK_BYTES. A pass
-    of a few megabytes with a few operations per pixel (a single-channel blend, the SSE2
-    kernels) takes a few hundred microseconds on one core, while handing its strips to the
-    pool's worker costs a wake-up and moves the data the calling core just had in its cache
-    to the other core: serial it is faster and uses less CPU. None when the pipeline reads
+    of a megabyte with a few operations per pixel takes well under a hundred microseconds on
+    one core, while handing its strips to the pool's worker costs a wake-up and moves the
+    data the calling core just had in its cache to the other core: serial it is faster and
+    uses less CPU. None when the pipeline reads
     no image (nothing to estimate from)."""
     images = list(engine.images.values())
     if not images:
