@@ -1,5 +1,7 @@
 """Shared test settings: sample images and a deterministic random generator."""
 
+import gc
+from collections.abc import Iterator
 from pathlib import Path
 
 import imageio.v3 as iio
@@ -25,3 +27,12 @@ def camera() -> np.ndarray:
 def astronaut_planar() -> np.ndarray:
     """The 512x512 RGB sample photograph as planar uint8 (3, h, w)."""
     return np.ascontiguousarray(np.moveaxis(iio.imread(IMAGES / "astronaut.png")[..., :3], -1, 0))
+
+
+@pytest.fixture
+def default_gc_thresholds() -> Iterator[None]:
+    """Python's default collector thresholds for the test, the process's own restored after."""
+    saved = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    yield
+    gc.set_threshold(*saved)

@@ -16,15 +16,8 @@ from pixelweave.engine.lower.collector_pace import LOWERING_THRESHOLD, paced_col
 from tests.lowering.schedules import blur
 
 
-@pytest.fixture
-def thresholds():
-    saved = gc.get_threshold()
-    gc.set_threshold(700, 10, 10)
-    yield
-    gc.set_threshold(*saved)
 
-
-def test_raised_while_lowering_and_restored_after(thresholds):
+def test_raised_while_lowering_and_restored_after(default_gc_thresholds):
     pipeline, _ = blur("tiled")
     seen: list[tuple[int, ...]] = []
     lower(pipeline, check=lambda: seen.append(gc.get_threshold()))
@@ -34,7 +27,7 @@ def test_raised_while_lowering_and_restored_after(thresholds):
     assert gc.get_threshold() == (700, 10, 10)
 
 
-def test_restored_after_a_failed_lowering(thresholds):
+def test_restored_after_a_failed_lowering(default_gc_thresholds):
     pipeline, _ = blur("tiled")
 
     def cancel() -> None:
@@ -45,13 +38,13 @@ def test_restored_after_a_failed_lowering(thresholds):
     assert gc.get_threshold() == (700, 10, 10)
 
 
-def test_a_threshold_set_meanwhile_is_kept(thresholds):
+def test_a_threshold_set_meanwhile_is_kept(default_gc_thresholds):
     pipeline, _ = blur("tiled")
     lower(pipeline, check=lambda: gc.set_threshold(500, 5, 5))
     assert gc.get_threshold() == (500, 5, 5)
 
 
-def test_collection_turned_off_by_threshold_zero_stays_off(thresholds):
+def test_collection_turned_off_by_threshold_zero_stays_off(default_gc_thresholds):
     gc.set_threshold(0, 10, 10)
     pipeline, _ = blur("tiled")
     seen: list[int] = []
@@ -59,7 +52,7 @@ def test_collection_turned_off_by_threshold_zero_stays_off(thresholds):
     assert set(seen) == {0} and gc.get_threshold() == (0, 10, 10)
 
 
-def test_overlapping_lowerings_restore_when_the_last_leaves(thresholds):
+def test_overlapping_lowerings_restore_when_the_last_leaves(default_gc_thresholds):
     inside, leave = threading.Event(), threading.Event()
 
     def other() -> None:

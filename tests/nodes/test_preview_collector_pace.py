@@ -14,15 +14,8 @@ from pixelweave.nodes.preview import PreviewComputer
 from tests.nodes.document_samples import blur_gamma_session
 
 
-@pytest.fixture
-def default_thresholds():
-    saved = gc.get_threshold()
-    gc.set_threshold(700, 10, 10)
-    yield
-    gc.set_threshold(*saved)
 
-
-def test_a_preview_runs_with_the_collector_paced_and_restores_it(monkeypatch, default_thresholds):
+def test_a_preview_runs_with_the_collector_paced_and_restores_it(monkeypatch, default_gc_thresholds):
     seen = []
     original = Compositor._compute
 
@@ -37,7 +30,7 @@ def test_a_preview_runs_with_the_collector_paced_and_restores_it(monkeypatch, de
     assert gc.get_threshold() == (700, 10, 10)
 
 
-def test_the_thresholds_come_back_after_a_failed_preview(monkeypatch, default_thresholds):
+def test_the_thresholds_come_back_after_a_failed_preview(monkeypatch, default_gc_thresholds):
     def failing(self, *args, **kwargs):
         raise RuntimeError("stage failed")
 
