@@ -16,7 +16,6 @@ from pixelweave.engine.lower.collector_pace import LOWERING_THRESHOLD, paced_col
 from tests.lowering.schedules import blur
 
 
-
 def test_raised_while_lowering_and_restored_after(default_gc_thresholds):
     pipeline, _ = blur("tiled")
     seen: list[tuple[int, ...]] = []

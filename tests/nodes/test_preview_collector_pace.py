@@ -14,7 +14,6 @@ from pixelweave.nodes.preview import PreviewComputer
 from tests.nodes.document_samples import blur_gamma_session
 
 
-
 def test_a_preview_runs_with_the_collector_paced_and_restores_it(monkeypatch, default_gc_thresholds):
     seen = []
     original = Compositor._compute
