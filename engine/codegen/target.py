@@ -58,7 +58,12 @@ PASSES_THAT_FIND_NOTHING = (
     "mldst-motion",
     "speculative-execution",
 )
-BACKEND_OPTIONS = ("-disable-lsr", "-opt-disable=" + ",".join(PASSES_THAT_FIND_NOTHING))
+# LLVM exits the process on a command-line option it does not know, and the pass gate's
+# option is recent: it is set only with the LLVM it was measured on (22, llvmlite 0.50) or later.
+PASS_GATE_LLVM = (22,)
+BACKEND_OPTIONS = ("-disable-lsr",) + (
+    ("-opt-disable=" + ",".join(PASSES_THAT_FIND_NOTHING),) if tuple(llvm.llvm_version_info) >= PASS_GATE_LLVM else ()
+)
 
 
 def initialize_llvm() -> None:

@@ -42,9 +42,11 @@ def test_loop_idiom_recognition_is_skipped_at_full_level() -> None:
     assert "loop-idiom" in target.PASSES_THAT_FIND_NOTHING
     ir = optimized_ir(zero_fill(1000))
     # (the module's own memset of its context block has another length)
-    assert not re.search(r"call void @llvm\.memset\S*\(ptr [^\n]*, i8 0, i64 4000,", ir), (
-        "LLVM's loop-idiom pass ran: the pass gate did not skip it"
-    )
+    memset = re.search(r"call void @llvm\.memset\S*\(ptr [^\n]*, i8 0, i64 4000,", ir)
+    if tuple(llvm.llvm_version_info) < target.PASS_GATE_LLVM:  # an older LLVM: no gate, the pass runs
+        assert memset and not any(o.startswith("-opt-disable") for o in target.BACKEND_OPTIONS)
+        return
+    assert not memset, "LLVM's loop-idiom pass ran: the pass gate did not skip it"
     assert "store <" in ir, "the loop vectorizer still makes the fill vector code"
 
 
