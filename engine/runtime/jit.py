@@ -487,8 +487,8 @@ def compile_pipeline(
 ) -> CompiledPipeline:
     """Compile a lowered pipeline to native code in this process.
 
-    level "fast" compiles quickly for interactive previews; "full" is LLVM -O3 without its
-    loop vectorizer (schedules vectorize explicitly). profile=True times every produced Func
+    level "fast" compiles quickly for interactive previews; "full" is LLVM's -O2 pipeline
+    with its vectorizers, as engine/codegen/target.py tunes it. profile=True times every produced Func
     (`CompiledPipeline.last_profile`: seconds per Func, inclusive of producers nested in it;
     inside parallel loops, the sum over threads). target is "host" or a portable x86-64
     level this CPU can run. cache=False skips both caches (for measuring compile time).
