@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pixelweave.engine.codegen.llvm_ir import FunctionBuilder, ModuleBuilder, Value, int_const
+from pixelweave.engine.codegen.llvm_ir import FunctionBuilder, ModuleBuilder, Value, int_const, lanes_of
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.stmt import Broadcast, Ramp
 
@@ -164,19 +164,15 @@ def _permute_64(
     result = picked[0]
     if len(picked) > 1:
         i32s = f"<{lanes} x i32>"
-        block = b.assign(i32s, f"lshr {i32s} {relative.ref}, {_splat_text(lanes, 7)}", "lookup.block")
+        block = b.assign(i32s, f"lshr {i32s} {relative.ref}, {int_const(32, 7, lanes).ref}", "lookup.block")
         block = _widen_to_permute_lanes(b, b.convert("trunc", block, f"<{lanes} x i8>"), lanes, "i8", "lookup.block")
         for k, candidate in enumerate(picked[1:], start=1):
-            test = f"icmp eq {_ZMM_BYTES} {block.ref}, {_splat_text(64, k, 'i8')}"
+            test = f"icmp eq {_ZMM_BYTES} {block.ref}, {int_const(8, k, PERMUTE_LANES).ref}"
             here = b.assign(f"<{PERMUTE_LANES} x i1>", test, "lookup.in")
             result = b.assign(_ZMM_BYTES, f"select <64 x i1> {here.ref}, {candidate}, {result}", "lookup")
     if lanes == PERMUTE_LANES:
         return result
     return b.assign(f"<{lanes} x i8>", f"shufflevector {result}, {_ZMM_BYTES} poison, {_lane_mask(0, lanes)}", "lookup")
-
-
-def _splat_text(lanes: int, value: int, scalar: str = "i32") -> str:
-    return f"<{', '.join(f'{scalar} {value}' for _ in range(lanes))}>"
 
 
 def table_lookup(
@@ -189,12 +185,12 @@ def table_lookup(
     name: str,
 ) -> Value:
     """base[index[k]] in lane k (a `<N x i8>`), index an `<N x i32>` whose lanes lie in window."""
-    lanes = int(index.ty[1:].split(" x ")[0])
+    lanes = lanes_of(index.ty)
     registers = _table_registers(b, module, base, window, table_elements, name)
     i32s = f"<{lanes} x i32>"
     relative = index
     if window.lo != 0:
-        relative = b.assign(i32s, f"sub {i32s} {index.ref}, {_splat_text(lanes, window.lo)}", "lookup.relative")
+        relative = b.assign(i32s, f"sub {i32s} {index.ref}, {int_const(32, window.lo, lanes).ref}", "lookup.relative")
     if lanes <= PERMUTE_LANES:
         return _permute_64(b, module, registers, relative, lanes)
     parts = []
@@ -208,7 +204,7 @@ def table_lookup(
     while len(parts) > 1:  # concatenate pairwise: 64+64 -> 128 -> ...
         joined = []
         for left, right in zip(parts[0::2], parts[1::2], strict=True):
-            width = 2 * int(left.ty[1:].split(" x ")[0])
+            width = 2 * lanes_of(left.ty)
             joined.append(
                 b.assign(f"<{width} x i8>", f"shufflevector {left}, {right}, {_lane_mask(0, width)}", "lookup")
             )
