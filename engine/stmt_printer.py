@@ -155,30 +155,42 @@ def _is_specialization(s: IfThenElse) -> bool:
     return any(isinstance(c, For) for c in walk_stmt(s))
 
 
-def _branches(s: IfThenElse, depth: int, out: list[str]) -> None:
+def _branches(s: IfThenElse, depth: int, out: list[str], enclosing: frozenset[str]) -> None:
     """`if c1:` / `else if c2:` / `else:` around the loop nest of each branch (specialize())."""
     pad = INDENT * depth
     word = "if"
     while True:
         out.append(f"{pad}{word} {fmt(s.condition)}:")
-        _nest(s.then_case, depth + 1, out)
+        _nest(s.then_case, depth + 1, out, enclosing)
         rest = s.else_case
         if isinstance(rest, IfThenElse) and _is_specialization(rest):
             s, word = rest, "else if"
             continue
         if rest is not None:
             out.append(f"{pad}else:")
-            _nest(rest, depth + 1, out)
+            _nest(rest, depth + 1, out, enclosing)
         return
 
 
-def _nest(s: Stmt, depth: int, out: list[str]) -> None:
+def _is_fused_copy(s: For, enclosing: frozenset[str]) -> bool:
+    """Whether a loop is a compute_with stage's copy of the loop it is fused into: one
+    iteration at the enclosing loop's variable, which the nest already shows."""
+    from pixelweave.engine.ir.expr import Const, Variable
+
+    return (
+        isinstance(s.extent, Const) and s.extent.value == 1 and isinstance(s.min, Variable) and s.min.name in enclosing
+    )
+
+
+def _nest(s: Stmt, depth: int, out: list[str], enclosing: frozenset[str] = frozenset()) -> None:
     pad = INDENT * depth
     if isinstance(s, Block):
         for c in s.stmts:
-            _nest(c, depth, out)
+            _nest(c, depth, out, enclosing)
     elif isinstance(s, (LetStmt,)):
-        _nest(s.body, depth, out)
+        _nest(s.body, depth, out, enclosing)
+    elif isinstance(s, For) and _is_fused_copy(s, enclosing):
+        _nest(s.body, depth, out, enclosing | {s.name})
     elif isinstance(s, For):
         word = _LOOP_WORDS[s.for_type]
         name = _short(s.name)
@@ -191,21 +203,21 @@ def _nest(s: Stmt, depth: int, out: list[str]) -> None:
                 out.append(f"{pad}{word} {name}:")
         else:
             out.append(f"{pad}{word} {name}:")
-        _nest(s.body, depth + 1, out)
+        _nest(s.body, depth + 1, out, enclosing | {s.name})
     elif isinstance(s, ProducerConsumer):
         if not s.is_producer and isinstance(s.body, Evaluate):
             return
         out.append(f"{pad}{'produce' if s.is_producer else 'consume'} {s.name}:")
-        _nest(s.body, depth + 1, out)
+        _nest(s.body, depth + 1, out, enclosing)
     elif isinstance(s, (Realize, Allocate)):
         out.append(f"{pad}store {s.name}:")
-        _nest(s.body, depth + 1, out)
+        _nest(s.body, depth + 1, out, enclosing)
     elif isinstance(s, IfThenElse) and _is_specialization(s):
-        _branches(s, depth, out)
+        _branches(s, depth, out, enclosing)
     elif isinstance(s, IfThenElse):
-        _nest(s.then_case, depth, out)
+        _nest(s.then_case, depth, out, enclosing)
         if s.else_case is not None:
-            _nest(s.else_case, depth, out)
+            _nest(s.else_case, depth, out, enclosing)
     elif isinstance(s, AssertStmt) and s.message.startswith(SPECIALIZE_FAIL_MESSAGE):
         out.append(f"{pad}specialize_fail({s.message[len(SPECIALIZE_FAIL_MESSAGE) :]!r})")
     elif isinstance(s, Provide):

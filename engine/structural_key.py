@@ -29,7 +29,7 @@ from pixelweave.engine.schedule import StageSchedule
 if TYPE_CHECKING:
     from pixelweave.engine.pipeline import Pipeline
 
-KEY_VERSION = "pixelweave-structure-7"  # bumped when the code generated for a structure changes
+KEY_VERSION = "pixelweave-structure-8"  # bumped when the code or loop nest text cached for a structure changes
 ENGINE_ROOT = Path(__file__).resolve().parent
 
 

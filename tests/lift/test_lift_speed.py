@@ -350,9 +350,11 @@ def test_outputs_written_at_the_same_places_are_computed_in_one_loop_nest():
     schedule_lifted(lift.engine)
     assert lift.engine.fused_outputs == ("lo", "hi")
     nest = lift.engine.pipeline.loop_nest()
-    # one loop nest, both produced around the strips of rows (the same loop names), serial
-    assert "hi_strip" not in nest and "parallel" not in nest
-    assert nest.index("produce hi_v") < nest.index("for row.lo_strip") < nest.index("lo_v2(...)")
+    # one loop nest, both produced around the strips of rows (the same loop names), the
+    # strips in parallel, each row computing lo's columns then hi's
+    assert "hi_strip" not in nest and nest.count("parallel row.lo_strip:") == 1
+    assert nest.index("produce hi_v") < nest.index("parallel row.lo_strip") < nest.index("lo_v2(...)")
+    assert nest.count("for row.lo_y:") == 1 and nest.index("lo_v2(...)") < nest.index("hi_v2(...)")
 
 
 def test_outputs_written_at_different_places_are_computed_apart(tmp_path):
