@@ -277,7 +277,10 @@ class _Assembler:
     def _stage(self, stage: pw.Func, texts: dict[str, str], fallback: list[E.Expr] | None) -> str:
         """The lifted_stage node of one stage, connected to what it reads; its id."""
         node_id = self.sources[id(stage)][0]
-        reads = [r for r in _reads(stage, self.extents_of.get(id(stage), [])) if r is not stage]
+        extents = _node_order(self.extents_of.get(id(stage)), self.perms.get(id(stage)))
+        if extents is None and fallback is not None and len(fallback) == stage.dimensions():
+            extents = fallback  # a lookup table: the output's size
+        reads = [r for r in _reads(stage, extents or []) if r is not stage]  # what the size reads too
         ports = _Ports(stage)
         funcs: dict[int, Source] = {}
         params: dict[str, Source] = {}
@@ -304,9 +307,6 @@ class _Assembler:
             raise ValueError(
                 f"stage `{stage.name()}` is {type_name(stage.type())}; node values are at most 32-bit integers"
             )
-        extents = _node_order(self.extents_of.get(id(stage)), self.perms.get(id(stage)))
-        if extents is None and fallback is not None and len(fallback) == stage.dimensions():
-            extents = fallback  # a lookup table: the output's size
         if extents is None:
             raise ValueError(f"the size of stage `{stage.name()}` is not known")
         definition = encode_stage(stage, layout, extents, funcs, params, images, ports.described)
@@ -372,7 +372,7 @@ def c_document(report: Any) -> LiftedDocument:
             extents_of[id(f)] = list(accumulator_extents(engine, tag))
             line = lifted.accumulators[tag].line
         else:
-            v = lifted.versions[tag]
+            v = lifted.versions[tag.partition("#")[0]]  # "#wide": a table widened (to_engine.py)
             b = lifted.buffers[v.buffer]
             line = lifted.stage_lines.get(tag, v.line)
             try:
