@@ -38,7 +38,8 @@ class LiftReport:
             f"lifted `{lifted.function}` from {lifted.file} in {self.lift.seconds:.2f} s: {len(self.stages)} stage(s)"
         ]
         for s in self.stages:
-            out.append(f"  {s['func']} (line {s['line']}): {s['definition']}")
+            where = f" (line {s['line']})" if s["line"] is not None else ""  # none: made by the lifter
+            out.append(f"  {s['func']}{where}: {s['definition']}")
         d = self.differential
         if d.held:
             out.append(f"differential: held on {d.trials} random cases (cc -O2 vs Pixelweave, bit-exact)")
@@ -93,7 +94,8 @@ def describe_stages(lift: CLift) -> list[dict[str, Any]]:
         version = lifted.versions.get(tag)
         if version is not None and version.kind == "initial" and lifted.buffers[version.buffer].initial == "image":
             continue
-        stages.append(_stage(func, lifted.stage_lines.get(tag), "buffer"))
+        # a Func the lifter adds for a stage ("#last", "#wide") has the stage's line
+        stages.append(_stage(func, lifted.stage_lines.get(tag.partition("#")[0]), "buffer"))
     for name, func in lift.engine.funcs.items():
         if name in lifted.accumulators:
             stages.append(_stage(func, lifted.accumulators[name].line, "reduction"))

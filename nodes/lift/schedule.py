@@ -26,8 +26,9 @@ schedule follows from that:
   in parallel measured slower for a maximum, and no faster for a sum, on 2 cores);
 - scatters that add into an integer buffer (histograms): a partial histogram per strip of
   image rows, strips in parallel, summed with vectors across the bins (rfactor over the
-  rows split in strips);
-  other scatters (a last write wins) keep the default (serial) schedule.
+  rows split in strips); a last write that wins, lifted as the maximum of the writes' loop
+  positions (to_engine.py), the same way with a maximum per strip; other scatters keep
+  the default (serial) schedule.
 
 Only a single 2-D output is scheduled this way; other shapes keep outputs and temporaries at
 root with rows in parallel.
@@ -111,6 +112,14 @@ def schedule_lifted(engine: LiftedPipeline) -> None:
             continue
         if tag.endswith("#wide"):
             func.compute_root()  # a lookup table widened to 32 bits: once per call, then gathered
+            continue
+        if tag.endswith("#last_in_strip"):  # a last-write-wins scatter's positions per strip
+            func.compute_root().vectorize(func.args()[0], ROW_LANES, pw.TailStrategy.GUARD_WITH_IF)
+            func.update(0).parallel(func.args()[2])  # each strip writes its own copy
+            continue
+        if tag.endswith("#last"):  # the latest of those positions
+            func.compute_root().vectorize(func.args()[0], ROW_LANES, pw.TailStrategy.GUARD_WITH_IF)
+            func.update(0).vectorize(func.args()[0], ROW_LANES, pw.TailStrategy.GUARD_WITH_IF)
             continue
         if tag in lifted.accumulators:
             if func.dimensions() == 0:
@@ -224,9 +233,10 @@ def _partial_histograms(func: pw.Func) -> None:
     """A scatter that adds into an integer buffer (a histogram) as Halide's rfactor over the
     image's rows split in strips: one partial histogram per strip of HISTOGRAM_ROWS rows, the
     strips in parallel, then the partial histograms summed with vectors across the bins.
-    Integer addition wraps around exactly as C's, in any order, so the bins are C's. Left
-    serial where rfactor refuses (a last write, a predicated update) and for floating-point
-    sums (the order changes them)."""
+    Integer addition wraps around exactly as C's, in any order, so the bins are C's; so does
+    a maximum (the latest positions of a last-write-wins scatter). Left serial where rfactor
+    refuses (a last write kept in C's order, a predicated update) and for floating-point sums
+    (the order changes them)."""
     if not func.type().is_int() and not func.type().is_uint():
         return
     col = func.args()[0]

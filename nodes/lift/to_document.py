@@ -353,10 +353,12 @@ def _c_scalars(lifted: Any) -> dict[str, Scalar]:
 
 def c_document(report: Any) -> LiftedDocument:
     """The document of a lifted and verified C function (a report.LiftReport)."""
-    from pixelweave.nodes.lift.to_engine import accumulator_extents, loop_trip, written_extents
+    from pixelweave.nodes.lift.to_engine import accumulator_extents, build, loop_trip, written_extents
 
     lift = report.lift
-    lifted, engine = lift.lifted, lift.engine
+    # the algorithm as the C wrote it: a last write that wins stays a scatter in C's order (the
+    # lifted pipeline computes it from the writes' positions, which a document need not show)
+    lifted, engine = lift.lifted, build(lift.lifted, last_write_positions=False)
     lines = report.lines()
     checks = lines[1 + len(report.stages) :]
     verification = "; ".join(checks)

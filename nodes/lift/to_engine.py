@@ -43,6 +43,9 @@ NP_TYPES = {
     "f64": np.float64,
 }
 ELEM_BYTES = {k: np.dtype(v).itemsize for k, v in NP_TYPES.items()}
+# Outer-loop iterations per strip of a last-write-wins scatter (define_by_last_position): a
+# strip's copy of the buffer is written serially, the strips in parallel.
+LAST_WRITE_ROWS = 32
 
 
 @dataclass
@@ -105,8 +108,9 @@ class LiftedPipeline:
 
 
 class _Builder:
-    def __init__(self, lifted: Lifted) -> None:
+    def __init__(self, lifted: Lifted, last_write_positions: bool = False) -> None:
         self.l = lifted
+        self.last_write_positions = last_write_positions
         self.funcs: dict[str, pw.Func] = {}
         self.images: dict[str, pw.ImageParam] = {}
         self.params: dict[str, pw.Param] = {}
@@ -234,6 +238,9 @@ class _Builder:
         b = self.l.buffers[v.buffer]
         col, row = self.vars[COL], self.vars[ROW]
         previous = self.version(v.previous)
+        if self.last_write_positions and self.last_write_wins(v):
+            self.define_by_last_position(f, v, previous)
+            return
         f[col, row] = previous[col, row]
         for srow, scol, value, loops, predicate, _line in v.scatters:
             self.reduction_domain(loops)
@@ -244,6 +251,66 @@ class _Builder:
                 new = pw.select(self.expr(predicate), new, f[c_expr, r_expr])
             f[c_expr, r_expr] = new
             self.self_ref = None
+
+    def last_write_wins(self, v: Version) -> bool:
+        """Whether a scatter is one unconditional store in two loops (the inner one's trip
+        count not depending on the outer counter) whose value depends only on the loop counters
+        and parameters, at an address that does not read the buffer it writes: then the last
+        write to each element is the one at the latest loop position that hits it, whatever
+        the other writes stored (define_by_last_position)."""
+        if len(v.scatters) != 1:
+            return False
+        srow, scol, value, loops, predicate, _line = v.scatters[0]
+        if predicate is not None or len(loops) != 2 or S.has_kind(value, ("load", "func")):
+            return False
+        (outer, _), (_, inner_trip) = loops
+        if outer in S.symbols(inner_trip):
+            return False
+        for tree in (srow, scol):
+            for node in S.walk(tree):
+                if node[0] == "func" or (node[0] == "load" and self.l.versions[node[2]].buffer == v.buffer):
+                    return False
+        return True
+
+    def define_by_last_position(self, f: pw.Func, v: Version, previous: pw.Func) -> None:
+        """A last-write-wins scatter from the positions of its writes. The outer loop is cut
+        into strips of LAST_WRITE_ROWS iterations; each strip's writes store their position
+        (C's iteration order flattened into one 64-bit number) in C's order into the strip's
+        own copy of the buffer, so each copy holds the strip's latest position per element
+        and the strips can run in parallel (schedule.py); the latest over the strips (a
+        maximum, -1 where none) is C's last write, and the stored value is computed from that
+        position's loop counters, or the previous value where nothing was written."""
+        b = self.l.buffers[v.buffer]
+        col, row, strip = self.vars[COL], self.vars[ROW], pw.Var("strip")
+        srow, scol, value, loops, _predicate, _line = v.scatters[0]
+        (outer, outer_trip), (inner, inner_trip) = loops
+        i64 = pw.Int(64)
+        rows, cols = pw.max(self.expr(outer_trip), 0), pw.max(self.expr(inner_trip), 0)
+        name = _ident(v.buffer)
+        in_strip = pw.Func(f"{name}_last_in_strip")
+        in_strip[col, row, strip] = pw.cast(i64, -1)
+        count = (rows + LAST_WRITE_ROWS - 1) // LAST_WRITE_ROWS
+        # The strip is a pure dimension, so its iterations can be parallel; an RDom cannot
+        # depend on it, so the last strip's iterations past the end repeat its last outer
+        # iteration: the same writes of the same positions in the same order, which leave
+        # the strip's copy as they found it.
+        r = pw.RDom([(0, cols), (0, LAST_WRITE_ROWS)], f"{name}_writes")
+        outer_counter = pw.min(strip * LAST_WRITE_ROWS + r.y, rows - 1)
+        self.rvars[inner], self.rvars[outer] = r.x, outer_counter
+        c_expr, r_expr = self.expr(scol), self.expr(srow)
+        in_strip[c_expr, r_expr, strip] = pw.cast(i64, outer_counter) * pw.cast(i64, cols) + pw.cast(i64, r.x)
+        last = pw.Func(f"{name}_last_write")
+        last[col, row] = pw.cast(i64, -1)
+        strips = pw.RDom([(0, count)], f"{name}_strips")
+        last[col, row] = pw.max(last[col, row], in_strip[col, row, strips.x])
+        at = last[col, row]
+        self.rvars[inner] = pw.cast(pw.Int(32), at % pw.cast(i64, cols))
+        self.rvars[outer] = pw.cast(pw.Int(32), at / pw.cast(i64, cols))
+        new = self.stored(b.elem, value)
+        del self.rvars[inner], self.rvars[outer]
+        f[col, row] = pw.select(at < 0, previous[col, row], new)
+        self.funcs[f"{v.tag}#last_in_strip"] = in_strip
+        self.funcs[f"{v.tag}#last"] = last
 
     def reduction_domain(self, loops: tuple) -> pw.RDom:
         """An RDom over C loops (outermost first); Halide iterates r.x innermost, so the
@@ -582,9 +649,12 @@ def _ident(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
 
 
-def build(lifted: Lifted) -> LiftedPipeline:
-    """Engine Funcs for a lifted C function."""
-    b = _Builder(lifted)
+def build(lifted: Lifted, last_write_positions: bool = True) -> LiftedPipeline:
+    """Engine Funcs for a lifted C function. last_write_positions: last-write-wins scatters
+    as the maximum of their loop positions (define_by_last_position), which computes in
+    parallel; without it they are updates over an RDom in C's order, as written (what a
+    document shows)."""
+    b = _Builder(lifted, last_write_positions)
     outputs = {}
     for name, buf in lifted.buffers.items():
         if buf.kind == "output":

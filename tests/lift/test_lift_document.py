@@ -38,6 +38,7 @@ SAMPLE = [
     ("pipelines.c", "separable_blur"),  # two stages through a temporary
     ("pipelines.c", "row_buffer_blur"),  # a line buffer expanded over the rows
     ("pipelines.c", "histogram"),  # a scatter over an RDom, u32 bins
+    ("pipelines.c", "last_position"),  # a last write that wins: a scatter in C's order
     ("pipelines.c", "equalize_lut"),  # a lookup table widened to 32 bits, sized as the output
     ("pipelines.c", "sum_image"),  # a returned value
     ("point.c", "planar_rgb_to_gray"),  # three planes in

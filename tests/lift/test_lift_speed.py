@@ -52,7 +52,7 @@ SCHEDULED = [
     ("sse2.c", "sse2_darken_lighten"),  # two outputs, a main loop and a tail
     ("pipelines.c", "histogram"),  # a scatter that adds: partial histograms per strip of rows
     ("pipelines.c", "histogram_rgba_luma"),  # the same, with a computed bin
-    ("pipelines.c", "last_position"),  # a scatter whose last write wins: left serial
+    ("pipelines.c", "last_position"),  # a scatter whose last write wins: positions per strip
     ("pipelines.c", "row_sums"),  # sums along rows: 16 lanes per row, rows in parallel
     ("pipelines.c", "sum_image"),  # a returned value
     ("pipelines.c", "max_image16"),  # a returned maximum
@@ -177,7 +177,14 @@ def test_reductions_scatters_and_tables_get_parallel_vector_schedules():
     # partial histograms per strip of rows, in parallel, then merged with vectors across the bins
     assert "parallel hist_v2_part0" in histogram and ".rows0:" in histogram
     assert histogram.index("produce hist_v2_intm") < histogram.index("vectorized col.v0")
-    assert "parallel" not in nest("last_position")  # a last write wins: order matters
+    # a last write wins: each strip of rows keeps its writes' latest positions, in parallel
+    last = nest("last_position")
+    assert "parallel strip:\n      for where_writes$y:\n        for where_writes$x:" in last
+    assert (
+        last.index("produce where_last_in_strip")
+        < last.index("produce where_last_write")
+        < last.index("produce where_v2")
+    )
     text = nest("row_sums")
     assert "vectorized lane_v" in text and "parallel" in text and ".step:" in text
     # vectors across the columns, four 512-bit vectors of partial sums per step
@@ -395,3 +402,66 @@ def test_fused_outputs_narrower_than_a_vector_or_a_strip_keep_the_originals_byte
     lift.engine.run(ours, scalars)
     for key in buffers:
         assert np.array_equal(theirs[key], ours[key]), key
+
+
+LAST_WRITES = """
+void last_of_pair(const uint8_t *src, int32_t *where, int width, int height, int rowBytes) {
+    for (int y = 0; y < height; y++) {
+        for (int x = 0; x < width; x++) {
+            where[src[y * rowBytes + x] >> 4] = y * 1000 + x;
+        }
+    }
+}
+void last_pixel(const uint8_t *src, uint8_t *where, int width, int height, int rowBytes) {
+    for (int y = 0; y < height; y++) {
+        for (int x = 0; x < width; x++) {
+            where[src[y * rowBytes + x] >> 4] = src[y * rowBytes + x];
+        }
+    }
+}
+void last_bright(const uint8_t *src, int32_t *where, int width, int height, int rowBytes) {
+    for (int y = 0; y < height; y++) {
+        for (int x = 0; x < width; x++) {
+            if (src[y * rowBytes + x] > 100) where[src[y * rowBytes + x] & 7] = x;
+        }
+    }
+}
+"""
+
+
+def _same_as_c(path, name: str, size: tuple[int, int], seed: int) -> None:
+    lift = lift_c(path, name)
+    schedule_lifted(lift.engine)
+    scalars = _scalars(lift, *size)
+    buffers = allocate(lift, np.random.default_rng(seed), scalars, lift.lifted.ranges)
+    theirs = {k: v.copy() for k, v in buffers.items()}
+    ours = {k: v.copy() for k, v in buffers.items()}
+    call_original(compile_original(path), lift, scalars, theirs)
+    lift.engine.run(ours, scalars)
+    for key in buffers:
+        assert np.array_equal(theirs[key], ours[key]), (name, size, key)
+
+
+@pytest.mark.parametrize(
+    "size", [(1, 1), (5, 1), (1, 40), (45, 19), (50, 64), (83, 70)], ids=lambda s: f"{s[0]}x{s[1]}"
+)
+def test_a_last_write_that_wins_is_computed_from_positions_per_strip(tmp_path, size: tuple[int, int]):
+    """Heights below, at and past multiples of the 32-row strips (the last strip repeats its
+    last row), one column, and bins no pixel hits (16 bins from a few pixels keep -1)."""
+    path = _write(tmp_path, LAST_WRITES)
+    lift = lift_c(path, "last_of_pair")
+    assert {"where@1#last_in_strip", "where@1#last"} <= set(lift.engine.funcs)
+    _same_as_c(path, "last_of_pair", size, seed=size[0] * 100 + size[1])
+    _same_as_c(CORPUS / "pipelines.c", "last_position", size, seed=size[1])
+
+
+def test_last_writes_of_data_or_under_a_condition_stay_in_cs_order(tmp_path):
+    """The rewrite needs the stored value to follow from the loop position: a stored pixel, or a
+    store under a condition, keeps the scatter in C's order (serial)."""
+    path = _write(tmp_path, LAST_WRITES)
+    for name in ("last_pixel", "last_bright"):
+        lift = lift_c(path, name)
+        assert not any(tag.endswith("#last") for tag in lift.engine.funcs), name
+        schedule_lifted(lift.engine)
+        assert "parallel" not in lift.engine.pipeline.loop_nest(), name
+        _same_as_c(path, name, (45, 19), seed=3)
