@@ -83,7 +83,10 @@ class LiftedPipeline:
             rows, stride = buffer_layout(lifted, name, scalars, buffers[name].size)
             elem = lifted.buffers[name].elem
             flat = buffers[name][: rows * stride * ELEM_BYTES[elem]].view(NP_TYPES[elem])
-            inputs[key] = np.ascontiguousarray(flat.reshape(rows, stride)) if rows else flat.reshape(0, stride)
+            if rows and stride:
+                inputs[key] = np.ascontiguousarray(flat.reshape(rows, stride))
+            else:  # nothing to read (the C's loops over it run no iteration): one element
+                inputs[key] = np.zeros((1, 1), NP_TYPES[elem])  # keeps its boundary condition legal
         groups = [[n] for n in self.outputs if n not in self.fused_outputs]
         if self.fused_outputs:
             groups.insert(0, list(self.fused_outputs))

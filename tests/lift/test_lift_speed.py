@@ -64,11 +64,12 @@ SCHEDULED = [
 ]
 
 
-@pytest.mark.parametrize("size", [(45, 19), (83, 70)], ids=["45x19", "83x70"])
+@pytest.mark.parametrize("size", [(45, 19), (83, 70), (0, 7), (7, 0)], ids=["45x19", "83x70", "0x7", "7x0"])
 @pytest.mark.parametrize(("file", "name"), SCHEDULED, ids=lambda v: v)
 def test_lifter_schedule_computes_the_originals_bytes(file: str, name: str, size: tuple[int, int]):
     """Sizes that are not multiples of the vectors, the strips or the rows per partial result
-    (83 x 70: several strips of 32 rows and a partial one)."""
+    (83 x 70: several strips of 32 rows and a partial one), and empty images (the C's loops
+    run no iteration and write only what their other loops write)."""
     path = CORPUS / file
     lift = lift_c(path, name)
     schedule_lifted(lift.engine)
@@ -443,7 +444,7 @@ def _same_as_c(path, name: str, size: tuple[int, int], seed: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "size", [(1, 1), (5, 1), (1, 40), (45, 19), (50, 64), (83, 70)], ids=lambda s: f"{s[0]}x{s[1]}"
+    "size", [(0, 5), (5, 0), (1, 1), (5, 1), (1, 40), (45, 19), (50, 64), (83, 70)], ids=lambda s: f"{s[0]}x{s[1]}"
 )
 def test_a_last_write_that_wins_is_computed_from_positions_per_strip(tmp_path, size: tuple[int, int]):
     """Heights below, at and past multiples of the 32-row strips (the last strip repeats its
