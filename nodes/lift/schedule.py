@@ -26,9 +26,9 @@ schedule follows from that:
   in parallel measured slower for a maximum, and no faster for a sum, on 2 cores);
 - scatters that add into an integer buffer (histograms): a partial histogram per strip of
   image rows, strips in parallel, summed with vectors across the bins (rfactor over the
-  rows split in strips); a last write that wins, lifted as the maximum of the writes' loop
-  positions (to_engine.py), the same way with a maximum per strip; other scatters keep
-  the default (serial) schedule.
+  rows split in strips); a last write that wins, lifted as each strip's latest write
+  positions (to_engine.py, define_by_last_position): the strips in parallel, their latest
+  taken with vectors across the elements; other scatters keep the default (serial) schedule.
 
 Only a single 2-D output is scheduled this way; other shapes keep outputs and temporaries at
 root with rows in parallel.
@@ -233,10 +233,9 @@ def _partial_histograms(func: pw.Func) -> None:
     """A scatter that adds into an integer buffer (a histogram) as Halide's rfactor over the
     image's rows split in strips: one partial histogram per strip of HISTOGRAM_ROWS rows, the
     strips in parallel, then the partial histograms summed with vectors across the bins.
-    Integer addition wraps around exactly as C's, in any order, so the bins are C's; so does
-    a maximum (the latest positions of a last-write-wins scatter). Left serial where rfactor
-    refuses (a last write kept in C's order, a predicated update) and for floating-point sums
-    (the order changes them)."""
+    Integer addition wraps around exactly as C's, in any order, so the bins are C's. Left
+    serial where rfactor refuses (a last write, a predicated update) and for floating-point
+    sums (the order changes them)."""
     if not func.type().is_int() and not func.type().is_uint():
         return
     col = func.args()[0]
