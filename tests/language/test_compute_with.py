@@ -463,13 +463,7 @@ def test_specialized_and_memoized_stages_are_not_fused():
     a cache hit: Pixelweave refuses to fuse either, with the reason."""
 
     def build():
-        x, y = pw.Var("x"), pw.Var("y")
-        f, g, h = pw.Func("f"), pw.Func("g"), pw.Func("h")
-        f[x, y] = x + y
-        g[x, y] = x * y
-        h[x, y] = f[x, y] + g[x, y]
-        f.compute_root()
-        g.compute_root().compute_with(f, y)
+        f, _, h = _pair_fused_at("y")
         return f, h
 
     f, h = build()
@@ -542,15 +536,21 @@ def test_output_fused_with_a_producer_widened_in_one_specialization(align, p):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
-def test_the_inspector_shows_loops_fused_down_to_x_once():
-    """g fused with f at x: one loop over y and one over x hold both definitions."""
+def _pair_fused_at(level: str):
+    """f and g at the root, g fused with f at loop `level` ("x" or "y"), h reading both."""
     x, y = pw.Var("x"), pw.Var("y")
-    f, g, out = pw.Func("f"), pw.Func("g"), pw.Func("out")
+    f, g, h = pw.Func("f"), pw.Func("g"), pw.Func("h")
     f[x, y] = x + y
     g[x, y] = x * y
-    out[x, y] = f[x, y] + g[x, y]
+    h[x, y] = f[x, y] + g[x, y]
     f.compute_root()
-    g.compute_root().compute_with(f, x)
+    g.compute_root().compute_with(f, {"x": x, "y": y}[level])
+    return f, g, h
+
+
+def test_the_inspector_shows_loops_fused_down_to_x_once():
+    """g fused with f at x: one loop over y and one over x hold both definitions."""
+    _, _, out = _pair_fused_at("x")
     nest = pw.Pipeline(out).loop_nest()
     fused = "produce f:\n      produce g:\n        for y:\n          for x:\n            f(...) = ...\n            g(...) = ...\n"
     assert fused in nest
