@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from pixelweave.engine.autoschedule import Machine, auto_schedule, host_machine
 from pixelweave.engine.autoschedule.analytic import Overrides
-from pixelweave.engine.autoschedule.directives import current_schedule_text
+from pixelweave.engine.autoschedule.directives import apply_directives, current_schedule_text
 from pixelweave.engine.autoschedule.tuner import Tuner
 
 import pixelweave as pw
@@ -178,13 +178,24 @@ def test_a_clearly_faster_winner_replaces_the_hand_schedule(monkeypatch, rng):
     timings, calls = _fake_timings(decide)
     monkeypatch.setattr(tuner_module.Tuner, "compare", _prefer_last)
     monkeypatch.setattr(tuner_module.Tuner, "timings", timings)
-    pipeline = _blur_with_hand_schedule()
-    hand_text = current_schedule_text(pipeline)
+    # A hand schedule no candidate has: strips of 7 rows, while the analytic schedule for
+    # FIXED_MACHINE has strips of 8 and the tuner's mutations scale strips by powers of two.
+    out, handles = apps.build_blur(pw, schedule=False)
+    out.set_estimates([(0, W), (0, H)])
+    handles["input"].set_estimates([(0, W + 2), (0, H + 2)])
+    blur_x = next(f for f in pw.Pipeline(out).funcs if f.name() == "blur_x")
+    yi = pw.Var("yi")
+    out.split(out.args()[1], out.args()[1], yi, 7).parallel(out.args()[1])
+    blur_x.compute_at(out, yi)
+    pipeline = pw.Pipeline(out)
+    assert "split(y, y, yi, 7)" in current_schedule_text(pipeline)
     result = auto_schedule(pipeline, method="tune", budget_s=0.5, machine=FIXED_MACHINE)
     assert not result.tuning.kept_own and result.tuning.verdict.accepted
-    # The winner is the analytic schedule for FIXED_MACHINE (the fakes let no challenger
-    # beat it); the whole schedule is compared, as it shares directives with the hand one.
-    assert current_schedule_text(pipeline) != hand_text
+    applied = current_schedule_text(pipeline)
+    assert "split(y, y, yi, 7)" not in applied
+    winner, _ = apps.build_blur(pw, schedule=False)  # the winner's directives on a fresh copy
+    apply_directives(pw.Pipeline(winner), result.directives)
+    assert applied == current_schedule_text(pw.Pipeline(winner))
     image = rng.integers(0, 4000, (H + 2, W + 2)).astype(np.uint16)
     np.testing.assert_array_equal(pipeline.realize([W, H], {"input": image}),
                                   pipeline.realize_reference([W, H], {"input": image}))  # fmt: skip
