@@ -32,21 +32,33 @@ WideValue = tuple[Value, "int | None"]  # an i64 value and its exactness bound (
 
 
 def exact_index64(
-    e: E.Expr, b: FunctionBuilder, value_of: Callable[[E.Expr], Value], wide_lets: dict[str, WideValue]
+    e: E.Expr,
+    b: FunctionBuilder,
+    value_of: Callable[[E.Expr], Value],
+    wide_lets: dict[str, WideValue],
+    emitted: dict | None = None,
 ) -> Value:
     """The i64 address index of the scalar int32 index e (see the module docstring).
     value_of emits a subexpression the ordinary (32-bit) way; wide_lets holds the i64 form
     of the int32 lets in scope that have one (a let like `x.base = min.0 + x.x * 16` hides
-    the loop variable just as a 32-bit sum in the index does)."""
-    return _widened(e, b, value_of, wide_lets, {})[0]
+    the loop variable just as a 32-bit sum in the index does). emitted: the caller's memo
+    of straight-line code, where the i64 forms of subexpressions already emitted are kept
+    and reused (the loads of one stencil share most of their index terms)."""
+    return _widened(e, b, value_of, wide_lets, {}, {} if emitted is None else emitted)[0]
 
 
-def wide_let(e: E.Expr, b: FunctionBuilder, value_of: Callable[[E.Expr], Value], wide_lets: dict[str, WideValue]):
+def wide_let(
+    e: E.Expr,
+    b: FunctionBuilder,
+    value_of: Callable[[E.Expr], Value],
+    wide_lets: dict[str, WideValue],
+    emitted: dict | None = None,
+):
     """The i64 form of an int32 let's value e, or None when it is not index arithmetic."""
     t = e.type()
     if (t is not _I32 and t != _I32) or type(e) not in _OPS:
         return None
-    return _widened(e, b, value_of, wide_lets, {})
+    return _widened(e, b, value_of, wide_lets, {}, {} if emitted is None else emitted)
 
 
 def _widened(
@@ -55,31 +67,48 @@ def _widened(
     value_of: Callable[[E.Expr], Value],
     wide_lets: dict[str, WideValue],
     bits_memo: dict[int, int | None],
+    emitted: dict,
 ) -> tuple[Value, int | None]:
     """(i64 value of e, a bound on log2 |exact value|, None when the i64 value may have
     wrapped). Additions, subtractions and multiplications wrap in i64 as they do in i32,
     and both are the exact value modulo their width, so wherever the exact index fits in
     int32 the two agree whatever the intermediate values did; a minimum or maximum, which
-    is not arithmetic modulo anything, is widened only over exact operands."""
+    is not arithmetic modulo anything, is widened only over exact operands. Answers are
+    kept in emitted under ("i64", e.key())."""
+    if isinstance(e, E.Const):
+        return int_const(64, int(e.value)), max(abs(int(e.value)).bit_length(), 1)
+    key = ("i64", e.key())
+    hit = emitted.get(key)
+    if hit is None:
+        hit = emitted[key] = _widen(e, b, value_of, wide_lets, bits_memo, emitted)
+    return hit
+
+
+def _widen(
+    e: E.Expr,
+    b: FunctionBuilder,
+    value_of: Callable[[E.Expr], Value],
+    wide_lets: dict[str, WideValue],
+    bits_memo: dict[int, int | None],
+    emitted: dict,
+) -> tuple[Value, int | None]:
     t = e.type()
     if t is not _I32 and t != _I32:  # (Int(32) is one shared object: identity answers first)
         return b.convert("sext", value_of(e), "i64", "idx"), _LEAF_BITS
-    if isinstance(e, E.Const):
-        return int_const(64, int(e.value)), max(abs(int(e.value)).bit_length(), 1)
     if isinstance(e, E.Variable) and e.name in wide_lets:
         return wide_lets[e.name]
     op = _OPS.get(type(e))
     if op is not None:
-        a, a_bits = _widened(e.a, b, value_of, wide_lets, bits_memo)
-        c, c_bits = _widened(e.b, b, value_of, wide_lets, bits_memo)
+        a, a_bits = _widened(e.a, b, value_of, wide_lets, bits_memo, emitted)
+        c, c_bits = _widened(e.b, b, value_of, wide_lets, bits_memo, emitted)
         bits = None
         if a_bits is not None and c_bits is not None:
             bits = a_bits + c_bits if op == "mul" else max(a_bits, c_bits) + 1
             bits = bits if bits <= _EXACT_BITS else None
         return b.binop(op, a, c, "idx"), bits
     if isinstance(e, (E.Min, E.Max)) and _exact_bits(e, wide_lets, bits_memo) is not None:
-        a, a_bits = _widened(e.a, b, value_of, wide_lets, bits_memo)
-        c, c_bits = _widened(e.b, b, value_of, wide_lets, bits_memo)
+        a, a_bits = _widened(e.a, b, value_of, wide_lets, bits_memo, emitted)
+        c, c_bits = _widened(e.b, b, value_of, wide_lets, bits_memo, emitted)
         if a_bits is not None and c_bits is not None:
             pick = b.icmp("slt" if isinstance(e, E.Min) else "sgt", a, c, "pick")
             return b.assign("i64", f"select i1 {pick.ref}, {a}, {c}", "idx"), max(a_bits, c_bits)

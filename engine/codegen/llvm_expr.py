@@ -197,11 +197,11 @@ class ExprCodeGen:
     def _address(self, index: E.Expr) -> Value:
         """The i64 element index of a scalar int32 index expression (exact where it fits:
         llvm_address), so that LLVM can step pointers through loops."""
-        return exact_index64(index, self.b, lambda e: self._expr(e, hint="index"), self.fn.wide_lets)
+        return exact_index64(index, self.b, lambda e: self._expr(e, hint="index"), self.fn.wide_lets, self._memo)
 
     def _wide_let(self, value: E.Expr) -> WideValue | None:
         """The i64 form of a scalar int32 let's value, for the addresses that use it."""
-        return wide_let(value, self.b, lambda e: self._expr(e, hint="index"), self.fn.wide_lets)
+        return wide_let(value, self.b, lambda e: self._expr(e, hint="index"), self.fn.wide_lets, self._memo)
 
     def _index64(self, index: Value) -> Value:
         ty = "i64" if not index.ty.startswith("<") else index.ty.replace("i32", "i64")
