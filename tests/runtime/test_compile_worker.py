@@ -251,9 +251,13 @@ def test_small_modules_start_no_worker(monkeypatch: pytest.MonkeyPatch, image: n
     monkeypatch.setattr(compile_worker, "MAX_WORKER_FAILURES", 10**6)
     compile_worker.stop_compile_worker()
     clear_memory_cache()
-    fn = compile_pipeline(lower(chain_pipeline(2)).lowered, level="fast", cache=False)
+    x, y = pw.Var("x"), pw.Var("y")
+    inp = pw.ImageParam(pw.Float(32), 2, "input")
+    scaled = pw.Func("scaled")
+    scaled[x, y] = inp[x, y] * 2.0  # one serial stage: about 300 lines of IR
+    fn = compile_pipeline(lower(pw.Pipeline(scaled)).lowered, level="fast", cache=False)
     assert compile_worker.worker_process_id() is None
-    assert np.isfinite(run(fn, image)).all()
+    np.testing.assert_array_equal(run(fn, image), image * 2.0)
     monkeypatch.setattr(compile_worker, "SPLIT_MIN_LINES", 0)
     compile_pipeline(lower(chain_pipeline(4)).lowered, level="fast", cache=False)
     assert compile_worker.worker_process_id() is not None  # a module worth splitting starts one
