@@ -478,10 +478,10 @@ class Stage:
         for n in (outer_name, inner_name):
             if n != old_dim.name:
                 self._check_new_name(n)
-        if old_dim.for_type not in (ForType.SERIAL, ForType.PARALLEL):
+        if old_dim.for_type in (ForType.GPU_BLOCK, ForType.GPU_THREAD):
             raise ScheduleError(
-                f"cannot split {old_dim.name} in {self.describe()}: it is already {old_dim.for_type.value}; "
-                "split first, then mark the new loops"
+                f"cannot split {old_dim.name} in {self.describe()}: it is already a {old_dim.for_type.value} loop; "
+                "split first, then map the new loops to the GPU"
             )
         self._check_tail(old_dim, tail)
         self.schedule.splits.append(
@@ -490,8 +490,9 @@ class Stage:
                 bounded=old_dim.bounded,
             )
         )
-        # As in Halide, both loops of a parallel loop's split stay parallel, and both
-        # inherit the partition policy.
+        # As in Halide, both loops of a split inherit the loop's kind (a vectorized loop
+        # split in two is two vectorized loops, whose lanes multiply; an unrolled one, two
+        # unrolled loops; a parallel one, two parallel loops) and its partition policy.
         dims[i : i + 1] = [
             Dim(inner_name, old_dim.for_type, is_rvar=old_dim.is_rvar, bounded=True, partition=old_dim.partition),
             Dim(
