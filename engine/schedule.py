@@ -532,6 +532,12 @@ class Stage:
         """Merge two adjacent loops (outer directly outside inner) into one."""
         i, j = self._dim_index(inner, "fuse"), self._dim_index(outer, "fuse")
         dims = self.schedule.dims
+        if j > i + 1 and dims[i].is_rvar == dims[j].is_rvar and not any(d.is_rvar for d in dims[i + 1 : j]):
+            # As in Halide, the fused loop takes the inner loop's place and the loops between
+            # stay outside it: the outer loop moves in next to the inner one first (loops of
+            # pure variables reorder freely; reduction variables keep their order).
+            self.reorder(dims[i].name, dims[j].name, *(d.name for d in dims[i + 1 : j]))
+            j = i + 1
         if j != i + 1:
             outside = dims[i + 1].name if i + 1 < len(dims) else None
             legal = f"fuse({dims[i].name}, {outside}, ...)" if outside is not None else f"no fuse of {dims[i].name}"

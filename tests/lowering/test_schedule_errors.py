@@ -101,12 +101,12 @@ def test_split_factor_must_be_a_positive_constant():
         g.vectorize(x, 2.5)
 
 
-def test_fuse_needs_adjacent_loops():
+def test_fuse_needs_the_outer_loop_outside_the_inner_one():
     x, y, c = pw.Var("x"), pw.Var("y"), pw.Var("c")
     f = pw.Func("f")
     f[x, y, c] = x + y + c
     with pytest.raises(ScheduleError, match=r"must be the loop directly outside"):
-        f.fuse(x, c, pw.Var("xc"))
+        f.fuse(c, x, pw.Var("cx"))
 
 
 def test_gpu_schedule_on_the_host():
