@@ -28,7 +28,7 @@ _LEAF_BITS = 31  # |an int32| <= 2**31
 _EXACT_BITS = 62  # bounds up to this are surely exact in i64
 
 
-WideValue = tuple[Value, "int | None"]  # an i64 value and its exactness bound (see _widened)
+WideValue = tuple[Value, "int | None"]  # an i64 value and its exactness bound (see _Widening.widened)
 
 
 def exact_index64(
@@ -44,7 +44,7 @@ def exact_index64(
     the loop variable just as a 32-bit sum in the index does). emitted: the caller's memo
     of straight-line code, where the i64 forms of subexpressions already emitted are kept
     and reused (the loads of one stencil share most of their index terms)."""
-    return _widened(e, b, value_of, wide_lets, {}, {} if emitted is None else emitted)[0]
+    return _Widening(b, value_of, wide_lets, emitted).widened(e)[0]
 
 
 def wide_let(
@@ -58,66 +58,67 @@ def wide_let(
     t = e.type()
     if (t is not _I32 and t != _I32) or type(e) not in _OPS:
         return None
-    return _widened(e, b, value_of, wide_lets, {}, {} if emitted is None else emitted)
+    return _Widening(b, value_of, wide_lets, emitted).widened(e)
 
 
-def _widened(
-    e: E.Expr,
-    b: FunctionBuilder,
-    value_of: Callable[[E.Expr], Value],
-    wide_lets: dict[str, WideValue],
-    bits_memo: dict[int, int | None],
-    emitted: dict,
-) -> tuple[Value, int | None]:
-    """(i64 value of e, a bound on log2 |exact value|, None when the i64 value may have
-    wrapped). Additions, subtractions and multiplications wrap in i64 as they do in i32,
-    and both are the exact value modulo their width, so wherever the exact index fits in
-    int32 the two agree whatever the intermediate values did; a minimum or maximum, which
-    is not arithmetic modulo anything, is widened only over exact operands. Answers are
-    kept in emitted under ("i64", e.key())."""
-    if isinstance(e, E.Const):
-        return int_const(64, int(e.value)), max(abs(int(e.value)).bit_length(), 1)
-    key = ("i64", e.key())
-    hit = emitted.get(key)
-    if hit is None:
-        hit = emitted[key] = _widen(e, b, value_of, wide_lets, bits_memo, emitted)
-    return hit
+class _Widening:
+    """One index's widening: the builder, the 32-bit emitter, the lets' i64 forms, the
+    memo of exactness bounds by node identity, and the i64 forms already emitted (kept
+    under ("i64", e.key()) in the caller's memo of straight-line code)."""
 
+    def __init__(
+        self,
+        b: FunctionBuilder,
+        value_of: Callable[[E.Expr], Value],
+        wide_lets: dict[str, WideValue],
+        emitted: dict | None,
+    ) -> None:
+        self.b, self.value_of, self.wide_lets = b, value_of, wide_lets
+        self.bits_memo: dict[int, int | None] = {}
+        self.emitted = {} if emitted is None else emitted
 
-def _widen(
-    e: E.Expr,
-    b: FunctionBuilder,
-    value_of: Callable[[E.Expr], Value],
-    wide_lets: dict[str, WideValue],
-    bits_memo: dict[int, int | None],
-    emitted: dict,
-) -> tuple[Value, int | None]:
-    t = e.type()
-    if t is not _I32 and t != _I32:  # (Int(32) is one shared object: identity answers first)
-        return b.convert("sext", value_of(e), "i64", "idx"), _LEAF_BITS
-    if isinstance(e, E.Variable) and e.name in wide_lets:
-        return wide_lets[e.name]
-    op = _OPS.get(type(e))
-    if op is not None:
-        a, a_bits = _widened(e.a, b, value_of, wide_lets, bits_memo, emitted)
-        c, c_bits = _widened(e.b, b, value_of, wide_lets, bits_memo, emitted)
-        bits = None
-        if a_bits is not None and c_bits is not None:
-            bits = a_bits + c_bits if op == "mul" else max(a_bits, c_bits) + 1
-            bits = bits if bits <= _EXACT_BITS else None
-        return b.binop(op, a, c, "idx"), bits
-    if isinstance(e, (E.Min, E.Max)) and _exact_bits(e, wide_lets, bits_memo) is not None:
-        a, a_bits = _widened(e.a, b, value_of, wide_lets, bits_memo, emitted)
-        c, c_bits = _widened(e.b, b, value_of, wide_lets, bits_memo, emitted)
-        if a_bits is not None and c_bits is not None:
-            pick = b.icmp("slt" if isinstance(e, E.Min) else "sgt", a, c, "pick")
-            return b.assign("i64", f"select i1 {pick.ref}, {a}, {c}", "idx"), max(a_bits, c_bits)
-    return b.convert("sext", value_of(e), "i64", "idx"), _LEAF_BITS
+    def widened(self, e: E.Expr) -> tuple[Value, int | None]:
+        """(i64 value of e, a bound on log2 |exact value|, None when the i64 value may have
+        wrapped). Additions, subtractions and multiplications wrap in i64 as they do in i32,
+        and both are the exact value modulo their width, so wherever the exact index fits in
+        int32 the two agree whatever the intermediate values did; a minimum or maximum, which
+        is not arithmetic modulo anything, is widened only over exact operands."""
+        if isinstance(e, E.Const):
+            return int_const(64, int(e.value)), max(abs(int(e.value)).bit_length(), 1)
+        key = ("i64", e.key())
+        hit = self.emitted.get(key)
+        if hit is None:
+            hit = self.emitted[key] = self._emit(e)
+        return hit
+
+    def _emit(self, e: E.Expr) -> tuple[Value, int | None]:
+        b = self.b
+        t = e.type()
+        if t is not _I32 and t != _I32:  # (Int(32) is one shared object: identity answers first)
+            return b.convert("sext", self.value_of(e), "i64", "idx"), _LEAF_BITS
+        if isinstance(e, E.Variable) and e.name in self.wide_lets:
+            return self.wide_lets[e.name]
+        op = _OPS.get(type(e))
+        if op is not None:
+            a, a_bits = self.widened(e.a)
+            c, c_bits = self.widened(e.b)
+            bits = None
+            if a_bits is not None and c_bits is not None:
+                bits = a_bits + c_bits if op == "mul" else max(a_bits, c_bits) + 1
+                bits = bits if bits <= _EXACT_BITS else None
+            return b.binop(op, a, c, "idx"), bits
+        if isinstance(e, (E.Min, E.Max)) and _exact_bits(e, self.wide_lets, self.bits_memo) is not None:
+            a, a_bits = self.widened(e.a)
+            c, c_bits = self.widened(e.b)
+            if a_bits is not None and c_bits is not None:
+                pick = b.icmp("slt" if isinstance(e, E.Min) else "sgt", a, c, "pick")
+                return b.assign("i64", f"select i1 {pick.ref}, {a}, {c}", "idx"), max(a_bits, c_bits)
+        return b.convert("sext", self.value_of(e), "i64", "idx"), _LEAF_BITS
 
 
 def _exact_bits(e: E.Expr, wide_lets: dict[str, WideValue], memo: dict[int, int | None]) -> int | None:
-    """The bound _widened gives e, without emitting anything. memo holds the answers for
-    the nodes of one index by identity: _widened asks again at every minimum or maximum
+    """The bound _Widening.widened gives e, without emitting anything. memo holds the answers for
+    the nodes of one index by identity: widening asks again at every minimum or maximum
     below the first, which was quadratic in a chain of them."""
     key = id(e)
     if key in memo:
