@@ -529,7 +529,8 @@ class Stage:
             )
 
     def fuse(self, inner: Any, outer: Any, fused: Any) -> Stage:
-        """Merge two adjacent loops (outer directly outside inner) into one."""
+        """Merge two loops into one at the inner loop's place (outer outside inner; loops of
+        pure variables between them stay outside the fused loop, as in Halide)."""
         i, j = self._dim_index(inner, "fuse"), self._dim_index(outer, "fuse")
         dims = self.schedule.dims
         if j > i + 1 and dims[i].is_rvar == dims[j].is_rvar and not any(d.is_rvar for d in dims[i + 1 : j]):
