@@ -533,6 +533,8 @@ class Stage:
         pure variables between them stay outside the fused loop, as in Halide)."""
         i, j = self._dim_index(inner, "fuse"), self._dim_index(outer, "fuse")
         dims = self.schedule.dims
+        name = var_name(fused)
+        self._check_new_name(name)  # before any reorder: a refused fuse leaves the loops as they were
         if j > i + 1 and dims[i].is_rvar == dims[j].is_rvar and not any(d.is_rvar for d in dims[i + 1 : j]):
             # As in Halide, the fused loop takes the inner loop's place and the loops between
             # stay outside it: the outer loop moves in next to the inner one first (loops of
@@ -552,8 +554,6 @@ class Stage:
                 f"cannot fuse a pure variable with a reduction variable in {self.describe()}: fuse two pure "
                 "variables or two reduction variables"
             )
-        name = var_name(fused)
-        self._check_new_name(name)
         self.schedule.splits.append(Split("fuse", name, dims[j].name, dims[i].name, is_rvar=dims[i].is_rvar))
         policies = {dims[i].partition, dims[j].partition}
         policy = next((p for p in (Partition.NEVER, Partition.ALWAYS) if p in policies), Partition.AUTO)

@@ -56,3 +56,13 @@ def test_reduction_variables_apart_fuse_in_an_update():
     assert "rxy" in pipeline.loop_nest()
     got = pipeline.compile(level="fast", checked=True)([6, 5])
     np.testing.assert_array_equal(got, pipeline.realize_reference([6, 5]))
+
+
+def test_a_refused_fuse_of_loops_apart_leaves_the_loop_order():
+    x, y, c = pw.Var("x"), pw.Var("y"), pw.Var("c")
+    out = pw.Func("out")
+    out[x, y, c] = x + y + c
+    before = pw.Pipeline(out).loop_nest()
+    with pytest.raises(pw.ScheduleError, match=r"already has a dimension named y"):
+        out.fuse(x, c, y)
+    assert pw.Pipeline(out).loop_nest() == before
