@@ -595,7 +595,8 @@ def _fusable_loops(
     a: Stage, a_index: int, outputs: list[str], drawn: list[Directive], b: Stage, b_drawn: list[Directive]
 ) -> list[str]:
     """The loops of b (an output) at which it can be fused with stage a_index of a: both
-    have it, with the same loops outside it, marked alike and not vectorized."""
+    have it, with the same loops outside it, marked alike (vectorized ones too: a fused
+    vector loop runs both bodies)."""
     a_dims = _stage_loops(a, a_index, outputs, drawn).dims
     b_dims = _replayed_loops(b_drawn, b.name, 0, ["x", "y"], [], True).dims
     a_marks, b_marks = _marks(drawn, a.name, a_index), _marks(b_drawn, b.name, 0)
@@ -604,7 +605,7 @@ def _fusable_loops(
         for v in b_dims
         if v in a_dims
         and a_dims[a_dims.index(v) :] == b_dims[b_dims.index(v) :]
-        and all(a_marks.get(w) == b_marks.get(w) != "vectorize" for w in b_dims[b_dims.index(v) :])
+        and all(a_marks.get(w) == b_marks.get(w) for w in b_dims[b_dims.index(v) :])
     ]
 
 

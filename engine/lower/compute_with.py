@@ -7,9 +7,10 @@ down to the fused variable; what may be fused is what Halide allows (ScheduleFun
 RealizationOrder.cpp): two different Funcs, computed at the same level, neither calling the
 other, whose fused loops match in name, kind and order. Pixelweave also refuses what it
 does not lower, or what would read points not computed yet: a parent that is itself fused
-into another stage, vectorized fused loops, members of one group that read each other, two
-stages of one Func fused with the same stage along loops where they do not stay on one
-point, and storage placed apart from the compute level.
+into another stage, vectorized fused loops on target opencl, members of one group that
+read each other, two stages of one Func fused with the same stage along loops where they
+do not stay on one point, and storage placed apart from the compute level. On the CPU a
+fused vectorized loop is one vector loop running both bodies, as in Halide.
 
 On target opencl, fused loops may be GPU block and thread loops, as in Halide (its
 compute_with test fuses two `gpu_tile`d outputs at the block loop): the kinds must match
@@ -30,7 +31,13 @@ from pixelweave.engine.pipeline import definition_exprs
 from pixelweave.engine.schedule import FuseLevel, LoopAlignStrategy, LoopLevel
 from pixelweave.engine.stmt import ForType
 
-FUSABLE_LOOPS = (ForType.SERIAL, ForType.PARALLEL, ForType.UNROLLED, ForType.GPU_BLOCK, ForType.GPU_THREAD)
+# A fused vectorized loop is one vector loop over both bodies, each under its own guard
+# (lowered like any vectorized loop with a lane-varying condition); inside an OpenCL
+# kernel it is not lowered.
+FUSABLE_LOOPS = {
+    "host": (ForType.SERIAL, ForType.PARALLEL, ForType.UNROLLED, ForType.VECTORIZED),
+    "opencl": (ForType.SERIAL, ForType.PARALLEL, ForType.UNROLLED, ForType.GPU_BLOCK, ForType.GPU_THREAD),
+}
 
 
 @dataclass
@@ -243,10 +250,11 @@ def _check_pair(
                 f"Invalid {what}: types of dim {i} of {p_name}({d1.name}) and {c_name}({d2.name}) do not match: one "
                 "is a reduction variable, the other a pure variable; the fused loops must be of the same kind"
             )
-        if d1.for_type not in FUSABLE_LOOPS:
+        if d1.for_type not in FUSABLE_LOOPS["opencl" if ctx.target == "opencl" else "host"]:
             raise ScheduleError(
-                f"Invalid {what}: the fused loop {d1.name} is {d1.for_type.value}; Pixelweave fuses serial, "
-                "parallel, unrolled and GPU block/thread loops only (vectorize a loop inside the fused ones)"
+                f"Invalid {what}: the fused loop {d1.name} is {d1.for_type.value}; on target {ctx.target} "
+                "Pixelweave fuses serial, parallel, unrolled and GPU block/thread loops only (vectorize a loop "
+                "inside the fused ones)"
             )
 
 

@@ -75,6 +75,64 @@ def test_splits_and_vectorized_inner_loops_before_fusing(align):
     assert len(re.findall(r"for \(f\.s0\.y\.yo,", nest)) == 1 and "vectorized (g.s0.x.v" in nest
 
 
+def _vectorized_x(width: int, tail: str = "Auto"):
+    def schedule(m, f, g, x, y):
+        xo, xi = m.Var("xo"), m.Var("xi")
+        for h in (f, g):
+            h.split(x, xo, xi, width, getattr(m.TailStrategy, tail)).vectorize(xi)
+
+    return schedule
+
+
+@pytest.mark.parametrize("align", ALIGNS)
+@pytest.mark.parametrize("width", [4, 8])
+def test_fused_vectorized_loop_runs_both_bodies_in_one_vector_loop(align, width):
+    # f and g cover different ranges (out reads g over a shifted, half-size region), so in
+    # the fused vector loop each body is guarded, lane by lane, to its own range
+    build = _two_producers(align, "xi", _vectorized_x(width))
+    for sizes in ([9, 7], [13, 5], [16, 3]):
+        check(build, sizes)
+    nest = _nest(build(pw)["out"])
+    assert len(re.findall(rf"vectorized \(f\.s0\.x\.xi, 0, {width}\)", nest)) == 1
+    assert "vectorized (g.s0" not in nest
+    fused = nest[nest.index("vectorized (f.s0.x.xi") : nest.index("consume f")]
+    assert "f(f.s0.x, f.s0.y) =" in fused and "g(g.s0.x, g.s0.y) =" in fused
+
+
+@pytest.mark.parametrize("tail", ["GuardWithIf", "ShiftInwards", "RoundUp"])
+def test_fused_vectorized_loop_under_each_tail_strategy(tail):
+    check(_two_producers("Auto", "xi", _vectorized_x(4, tail)), [11, 6])
+
+
+def test_two_outputs_fused_at_their_vectorized_loop():
+    # two outputs tiled alike, fused at the vectorized inner loop of their tiles, the later
+    # one reading its producer at twice the rate
+    def build(m):
+        x, y, xo, yo, xi, yi = (m.Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi"))
+        image, f, g = m.Func("image"), m.Func("f"), m.Func("g")
+        image[x, y] = x * 3 + y * 7
+        f[x, y] = image[x + 2, y + 2]
+        g[x, y] = image[2 * x, y] / 2 + image[2 * x + 1, y] / 2
+        image.compute_root()
+        for h in (f, g):
+            h.tile(x, y, xo, yo, xi, yi, 4, 4).parallel(yo).vectorize(xi)
+        f.compute_with(g, xi, m.LoopAlignStrategy.NoAlign)
+        return {"out": [f, g]}
+
+    for sizes in ([12, 8], [10, 7]):
+        check(build, sizes)
+
+
+def test_fused_vectorized_loops_are_refused_on_opencl():
+    f, g, x, y = _pair(pw)
+    xo, xi = pw.Var("xo"), pw.Var("xi")
+    f.split(x, xo, xi, 4).vectorize(xi)
+    g.split(x, xo, xi, 4).vectorize(xi)
+    g.compute_with(f, xi)
+    with pytest.raises(ScheduleError, match=r"the fused loop x\.xi is vectorized; on target opencl Pixelweave fuses"):
+        _nest([f, g], "opencl")
+
+
 def test_parallel_fused_loops():
     def par(m, f, g, x, y):
         f.parallel(y)
@@ -288,16 +346,6 @@ def test_different_compute_levels_are_refused():
 
 
 def test_what_pixelweave_does_not_fuse_is_refused_with_the_reason():
-    # a vectorized fused loop (Halide fuses it; Pixelweave fuses serial, parallel, unrolled and GPU loops)
-    f, g, x, y = _pair(pw)
-    xo, xi = pw.Var("xo"), pw.Var("xi")
-    f.split(x, xo, xi, 4).vectorize(xi)
-    g.split(x, xo, xi, 4).vectorize(xi)
-    g.compute_with(f, xi)
-    with pytest.raises(
-        ScheduleError, match="Pixelweave fuses serial, parallel, unrolled and GPU block/thread loops only"
-    ):
-        pw.Pipeline([f, g]).compile()
     # a chain: h with g, g with f
     f, g, x, y = _pair(pw)
     h = pw.Func("h")
