@@ -250,11 +250,12 @@ def _check_pair(
                 f"Invalid {what}: types of dim {i} of {p_name}({d1.name}) and {c_name}({d2.name}) do not match: one "
                 "is a reduction variable, the other a pure variable; the fused loops must be of the same kind"
             )
-        if d1.for_type not in FUSABLE_LOOPS["opencl" if ctx.target == "opencl" else "host"]:
+        fusable = FUSABLE_LOOPS["opencl" if ctx.target == "opencl" else "host"]
+        if d1.for_type not in fusable:
+            kinds = ", ".join(kind.value for kind in fusable)
             raise ScheduleError(
                 f"Invalid {what}: the fused loop {d1.name} is {d1.for_type.value}; on target {ctx.target} "
-                "Pixelweave fuses serial, parallel, unrolled and GPU block/thread loops only (vectorize a loop "
-                "inside the fused ones)"
+                f"Pixelweave fuses loops of these kinds only: {kinds} (vectorize a loop inside the fused ones)"
             )
 
 
