@@ -31,14 +31,6 @@ from pixelweave.engine.pipeline import definition_exprs
 from pixelweave.engine.schedule import FuseLevel, LoopAlignStrategy, LoopLevel
 from pixelweave.engine.stmt import ForType
 
-# A fused vectorized loop is one vector loop over both bodies, each under its own guard
-# (lowered like any vectorized loop with a lane-varying condition); inside an OpenCL
-# kernel it is not lowered.
-FUSABLE_LOOPS = {
-    "host": (ForType.SERIAL, ForType.PARALLEL, ForType.UNROLLED, ForType.VECTORIZED),
-    "opencl": (ForType.SERIAL, ForType.PARALLEL, ForType.UNROLLED, ForType.GPU_BLOCK, ForType.GPU_THREAD),
-}
-
 
 @dataclass
 class FusedChild:
@@ -250,12 +242,13 @@ def _check_pair(
                 f"Invalid {what}: types of dim {i} of {p_name}({d1.name}) and {c_name}({d2.name}) do not match: one "
                 "is a reduction variable, the other a pure variable; the fused loops must be of the same kind"
             )
-        fusable = FUSABLE_LOOPS["opencl" if ctx.target == "opencl" else "host"]
-        if d1.for_type not in fusable:
-            kinds = ", ".join(kind.value for kind in fusable)
+        # A fused vectorized loop is one vector loop over both bodies, each under its own
+        # guard (lowered like any vector loop with a lane-varying condition); an OpenCL
+        # kernel's vectorizer does not lower it.
+        if d1.for_type is ForType.VECTORIZED and ctx.target == "opencl":
             raise ScheduleError(
-                f"Invalid {what}: the fused loop {d1.name} is {d1.for_type.value}; on target {ctx.target} "
-                f"Pixelweave fuses loops of these kinds only: {kinds} (vectorize a loop inside the fused ones)"
+                f"Invalid {what}: the fused loop {d1.name} is vectorized; on target opencl Pixelweave fuses "
+                "serial, parallel, unrolled and GPU block/thread loops only (vectorize a loop inside the fused ones)"
             )
 
 
