@@ -3,8 +3,11 @@
 Each `build_*(m)` takes the module (`engine` or `halide`) and returns (output Func,
 {input name: ImageParam/Param}); with `schedule=False` the Funcs keep the default schedule
 (for the automatic schedulers). Algorithm and schedule are identical for both, and the
-schedules are the CPU schedules of Halide's own apps/ folder (minus directives Pixelweave
-does not have, e.g. compute_with and store_in, left out on both sides).
+schedules are the CPU schedules of Halide's own apps/ folder: Harris's with its
+`Ix.compute_with(Iy, x)` and gray stored per strip, the bilateral grid's with `blury` on
+the stack. The camera pipe's algorithm is written with one Func per Bayer colour instead of
+Halide's list of demosaic intermediates, so its schedule leaves out their compute_with,
+storage folding and prefetches (on both sides).
 """
 
 from __future__ import annotations
@@ -130,8 +133,9 @@ def build_harris(m: Any, vec: int = VECTOR_F32, schedule: bool = True, gpu: bool
         iy.in_().compute_at(output, xi).vectorize(x, 2).unroll(x).unroll(y)
         return output, {"input": inp}
     output.split(y, y, yi, 32).parallel(y).vectorize(x, vec)
-    for f in (ix, iy):
+    for f in (gray, ix, iy):
         f.store_at(output, y).compute_at(output, yi).vectorize(x, vec)
+    ix.compute_with(iy, x)
     return output, {"input": inp}
 
 
@@ -206,7 +210,8 @@ def build_bilateral_grid(
     histogram.compute_at(blurz, y)
     histogram.update(0).reorder(c, r.x, r.y, x, y).unroll(c)
     blurx.compute_root().reorder(c, x, z, y).parallel(y).vectorize(x, vec).unroll(c)
-    blury.compute_at(output, y).reorder(c, x, y, z).reorder_storage(c, z, x, y).vectorize(x, vec).unroll(c)
+    blury.compute_at(output, y).store_in(m.MemoryType.Stack).reorder(c, x, y, z).reorder_storage(c, z, x, y)
+    blury.vectorize(x, vec).unroll(c)
     output.compute_root().parallel(y, 8).vectorize(x, vec)
     return output, {"input": inp, "r_sigma": r_sigma}
 

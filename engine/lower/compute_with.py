@@ -8,9 +8,11 @@ RealizationOrder.cpp): two different Funcs, computed at the same level, neither 
 other, whose fused loops match in name, kind and order. Pixelweave also refuses what it
 does not lower, or what would read points not computed yet: a parent that is itself fused
 into another stage, vectorized fused loops on target opencl, members of one group that
-read each other, two stages of one Func fused with the same stage along loops where they
-do not stay on one point, and storage placed apart from the compute level. On the CPU a
-fused vectorized loop is one vector loop running both bodies, as in Halide.
+read each other, and two stages of one Func fused with the same stage along loops where
+they do not stay on one point. On the CPU a fused vectorized loop is one vector loop
+running both bodies, as in Halide. Each member may be stored outside the group's compute
+level (store_at, store_root; schedule_functions.py places its storage there), and then
+slides along the loops between like any Func (sliding_window.py).
 
 On target opencl, fused loops may be GPU block and thread loops, as in Halide (its
 compute_with test fuses two `gpu_tile`d outputs at the block loop): the kinds must match
@@ -196,13 +198,6 @@ def _check_pair(
             f"Invalid {what}: the compute levels of {p_name} (computed at {p_level}) and {c_name} (computed at "
             f"{c_level}) do not match; compute both at the root or at the same loop"
         )
-    for info in (child, parent):
-        store = info.schedule.store_level
-        if store is not None and not store.is_inline() and not _same_level(store, info.compute_level()):
-            raise ScheduleError(
-                f"Invalid {what}: `{info.func.name()}` is stored at {store} but computed at {info.compute_level()}; "
-                "Pixelweave stores a Func computed with another where it is computed (remove the store_at/store_root)"
-            )
     if child.name in callees.get(parent.name, set()) or parent.name in callees.get(child.name, set()):
         raise ScheduleError(
             f"Invalid compute_with: there is dependency between {parent.func.name()} and {child.func.name()} (one "

@@ -172,20 +172,7 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
             return _inject_at_every_site(ctx, info, stmt, produce, sites)
         compute_loop = usable[0]
     explicit_store = info.schedule.store_level
-    store_loop = None
-    if explicit_store is not None and explicit_store.kind == "at":
-        _check_every_specialization_has(ctx, info, explicit_store, "store_at")
-        candidates = _loop_names(ctx, explicit_store, info.name, "store_at")
-        allowed = legal[: legal.index(compute_loop) + 1] if compute_loop is not None else []
-        usable = [c for c in candidates if c in allowed]
-        if not usable:
-            where = "at the root" if compute_loop is None else f"at {_loop(ctx, compute_loop)}"
-            raise ScheduleError(
-                f"Func `{info.name}` cannot be stored at {_loop(ctx, candidates[0])} "
-                f"({_at(ctx, candidates[0], 'store_at')}): that is not at or outside where it is computed "
-                f"({where}); legal store levels for `{info.name}` are: {_choices(ctx, allowed, 'store_at')}"
-            )
-        store_loop = usable[0]
+    store_loop = _store_loop(ctx, info, legal, compute_loop)
     if compute_loop is not None and (explicit_store is not None and not explicit_store.is_inline()):
         _check_no_shared_storage(ctx, info.name, stmt, legal, store_loop, compute_loop)
     # store_root() of a Func computed at the root is redundant but legal: it is stored
@@ -212,6 +199,26 @@ def _inject(ctx: LoweringContext, info: FuncInfo, stmt: Stmt) -> Stmt:
     if not stored_with_compute:
         return _InjectAt(store_loop, realize, every=True).mutate(stmt)
     return stmt
+
+
+def _store_loop(ctx: LoweringContext, info: FuncInfo, legal: list[str], compute_loop: str | None) -> str | None:
+    """The loop info's store_at() names, checked to be at or outside compute_loop (legal:
+    the loops enclosing every use of it, outermost first); None without a store_at()."""
+    explicit_store = info.schedule.store_level
+    if explicit_store is None or explicit_store.kind != "at":
+        return None
+    _check_every_specialization_has(ctx, info, explicit_store, "store_at")
+    candidates = _loop_names(ctx, explicit_store, info.name, "store_at")
+    allowed = legal[: legal.index(compute_loop) + 1] if compute_loop is not None else []
+    usable = [c for c in candidates if c in allowed]
+    if not usable:
+        where = "at the root" if compute_loop is None else f"at {_loop(ctx, compute_loop)}"
+        raise ScheduleError(
+            f"Func `{info.name}` cannot be stored at {_loop(ctx, candidates[0])} "
+            f"({_at(ctx, candidates[0], 'store_at')}): that is not at or outside where it is computed "
+            f"({where}); legal store levels for `{info.name}` are: {_choices(ctx, allowed, 'store_at')}"
+        )
+    return usable[0]
 
 
 def _check_every_specialization_has(ctx: LoweringContext, info: FuncInfo, level: LoopLevel, verb: str) -> None:
@@ -254,27 +261,38 @@ def _branches(sched, what: str = "the unspecialized schedule") -> list[tuple[str
 
 def _inject_group(ctx: LoweringContext, group: FusedGroup, stmt: Stmt) -> Stmt:
     """The Funcs of a compute_with group are computed together, at their common compute
-    level, each stored there (compute_with.py checked the levels match)."""
+    level (compute_with.py checked the levels match); each is stored there, or at its own
+    store level outside it, as in Halide."""
     produce = build_group_produce(group)
     first = group.members[0]
     compute = first.compute_level()
     compute_loop = None
+    legal: list[str] = []
     if compute.kind == "at":
-        legal: list[str] | None = None
-        for info in group.members:
+        for k, info in enumerate(group.members):
             levels = legal_levels(stmt, info.name)
-            legal = levels if legal is None else [loop for loop in legal if loop in levels]
+            legal = levels if k == 0 else [loop for loop in legal if loop in levels]
         candidates = _loop_names(ctx, compute, first.name, "compute_at")
-        usable = [c for c in candidates if c in (legal or [])]
+        usable = [c for c in candidates if c in legal]
         names = ", ".join(f"`{m.name}`" for m in group.members)
         if not usable:
             raise ScheduleError(
                 f"the Funcs computed with each other ({names}) cannot be computed at {_loop(ctx, candidates[0])} "
                 f"({_at(ctx, candidates[0], 'compute_at')}): that loop does not enclose every use of them "
                 "(Pixelweave computes a compute_with group at one site only); legal compute levels for them are: "
-                f"{_choices(ctx, legal or [], 'compute_at')}"
+                f"{_choices(ctx, legal, 'compute_at')}"
             )
         compute_loop = usable[0]
+    # Members stored outside the compute level: by name, their store loop (None: the root).
+    stored_apart: dict[str, str | None] = {}
+    for info in group.members:
+        store = info.schedule.store_level
+        if info.is_output or compute_loop is None or store is None or store.is_inline():
+            continue
+        store_loop = None if store.is_root() else _store_loop(ctx, info, legal, compute_loop)
+        if store_loop != compute_loop:
+            _check_no_shared_storage(ctx, info.name, stmt, legal, store_loop, compute_loop)
+            stored_apart[info.name] = store_loop
 
     def compute_block(body: Stmt) -> Stmt:
         consume = body
@@ -282,13 +300,22 @@ def _inject_group(ctx: LoweringContext, group: FusedGroup, stmt: Stmt) -> Stmt:
             consume = ProducerConsumer(info.name, False, consume)
         block = make_block([produce, consume])
         for info in group.members:
-            if not info.is_output:
+            if not info.is_output and info.name not in stored_apart:
                 block = Realize(info.name, info.type, (), block)
         return block
 
     if compute_loop is None:
         return compute_block(stmt)
-    return _InjectAt(compute_loop, compute_block).mutate(stmt)
+    stmt = _InjectAt(compute_loop, compute_block).mutate(stmt)
+    for info in group.members:
+        if info.name not in stored_apart:
+            continue
+        store_loop = stored_apart[info.name]
+        if store_loop is None:
+            stmt = Realize(info.name, info.type, (), stmt)
+        else:
+            stmt = _InjectAt(store_loop, lambda body, info=info: Realize(info.name, info.type, (), body)).mutate(stmt)
+    return stmt
 
 
 def _compute_sites(stmt: Stmt, name: str, candidates: list[str]) -> set[str] | None:

@@ -36,11 +36,15 @@ def sliding_window(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     ctx.sliding = {}
     realized = NamesBelow(_realized_name)  # one table for all the Funcs: each rewrite keeps most subtrees
     for info in ctx.funcs:
-        fused = ctx.fused_group(info.name) is not None  # compute_with: the group's loops use its region lets
-        if info.is_output or len(info.stages) > 1 or info.name in ctx.computed_per_stage or fused:
+        if info.is_output or len(info.stages) > 1 or info.name in ctx.computed_per_stage:
             # (computed at several sites, one storage: no single loop to slide along)
             continue
-        mutator = _Slide(info.name, info.pure_vars, realized)
+        # A member of a compute_with group slides too: the group's fused loops run over the
+        # union of its members' region lets, each member guarded to its own, so a member's
+        # slid region shrinks its part of the loops (its lets may sit among the others').
+        group = ctx.fused_group(info.name)
+        others = tuple(f"{m}." for m in group.names() if m != info.name) if group is not None else ()
+        mutator = _Slide(info.name, info.pure_vars, realized, others)
         stmt = mutator.mutate(stmt)
         if mutator.result is not None:
             ctx.sliding[info.name] = mutator.result
@@ -78,8 +82,9 @@ def _dependent_nodes(e: E.Expr, name: str) -> set[int]:
 
 
 class _Slide(StmtMutator):
-    def __init__(self, name: str, pure_vars: list[str], realized: NamesBelow) -> None:
+    def __init__(self, name: str, pure_vars: list[str], realized: NamesBelow, others: tuple[str, ...] = ()) -> None:
         self.name = name
+        self.others = others  # let-name prefixes of the Funcs fused with this one
         self.pure_vars = pure_vars
         self.loops: list[For] = []
         self.inside_realize = False
@@ -122,6 +127,10 @@ class _Slide(StmtMutator):
         while isinstance(node, LetStmt) and node.name.startswith(f"{self.name}.s0."):
             chain.append(node)
             node = node.body
+        fused_lets: list[LetStmt] = []  # the region lets of the Funcs fused with it, kept as they are
+        while isinstance(node, LetStmt) and self.others and node.name.startswith(self.others):
+            fused_lets.append(node)
+            node = node.body
         if not (isinstance(node, ProducerConsumer) or hasattr(node, "stmts")):
             return self.default(s)
         values = {let.name: let.value for let in chain}
@@ -135,6 +144,8 @@ class _Slide(StmtMutator):
         self.result = SlidingInfo(loop.name, dim)
         target = region_min(self.name, 0, self.pure_vars[dim]).name
         rebuilt: Stmt = node
+        for let in reversed(fused_lets):
+            rebuilt = LetStmt(let.name, let.value, rebuilt)
         for let in reversed(chain):
             rebuilt = LetStmt(let.name, new_min if let.name == target else let.value, rebuilt)
         return rebuilt
