@@ -293,6 +293,10 @@ def _inject_group(ctx: LoweringContext, group: FusedGroup, stmt: Stmt) -> Stmt:
         if store_loop != compute_loop:
             _check_no_shared_storage(ctx, info.name, stmt, legal, store_loop, compute_loop)
             stored_apart[info.name] = store_loop
+    for info in group.members:
+        if info.schedule.hoist_level is not None and not info.is_output and compute_loop is not None:
+            stored_at = stored_apart.get(info.name, compute_loop)
+            _place_hoisted_storage(ctx, info, stmt, legal, stored_at, compute_loop)
 
     def compute_block(body: Stmt) -> Stmt:
         consume = body

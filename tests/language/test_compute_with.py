@@ -236,6 +236,29 @@ def test_a_fused_func_stored_at_the_root_outside_a_serial_loop():
     assert "let f.s0.y.min = select(" in pw.Pipeline(build(pw)["out"]).lowered_stmt("host")
 
 
+def test_hoist_storage_of_a_fused_func_allocates_it_outside():
+    # (it was silently left where the Func is stored before)
+    def build(m):
+        x, y, yo, yi = (m.Var(n) for n in ("x", "y", "yo", "yi"))
+        inp, f, g, out = m.Func("inp"), m.Func("f"), m.Func("g"), m.Func("out")
+        inp[x, y] = x * 7 - y * y + 3
+        f[x, y] = inp[x - 1, y] + 2 * inp[x + 1, y]
+        g[x, y] = inp[x, y - 1] * 3 - inp[x, y + 1]
+        out[x, y] = f[x, y - 1] + f[x, y + 1] + g[x, y + 1] * g[x, y + 2]
+        inp.compute_root()
+        out.split(y, yo, yi, 4)
+        for h in (f, g):
+            h.compute_at(out, yi)
+        f.hoist_storage(out, yo)
+        f.compute_with(g, x)
+        return {"out": out}
+
+    for sizes in ([9, 10], [4, 3]):
+        check(build, sizes)
+    stmt = pw.Pipeline(build(pw)["out"]).lowered_stmt("host")
+    assert stmt.index("allocate f[") < stmt.index("for (out.s0.y.yi,") < stmt.index("allocate g[")
+
+
 def test_fused_funcs_stored_outside_a_parallel_loop_they_are_computed_in_are_refused():
     build = _strips("Auto", "root", "compute")
     with pytest.raises(ScheduleError, match=r"Func `f` is stored outside the parallel loop yo of `out`.*race"):
