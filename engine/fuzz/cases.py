@@ -10,11 +10,13 @@ Every Func is two-dimensional over (x, y), and all Funcs of a case share one val
 earlier one. Stage kinds: stencils, resampling (down and up), point operations with casts
 or math functions, selects against a Param, gathers, reductions over an RDom and scans.
 
-Directives added after the first ones come from random streams of their own, seeded from the
-case's seed, so that a seed keeps the rest of its case: storage directives, fold_storage and
-hoist_storage, then compute_with (with a new output that reads what the fused Func reads, as
-no two Funcs of the chain are independent), specialize / specialize_fail on the Params `b`
-(bool) and `p` (int) that only specializations read (a directive on a specialization has a
+Directives added after the first ones come from random streams of their own, seeded from
+the case's seed, so that a seed keeps the rest of its case: storage directives,
+fold_storage and hoist_storage, then compute_with (with a new output that reads what the
+fused Func reads, as no two Funcs of the chain are independent, and, in a stream of its
+own, two new Funcs fused per row of a new output's strips and stored per strip, as
+Halide's Harris app schedules), specialize / specialize_fail on the Params `b` (bool) and
+`p` (int) that only specializations read (a directive on a specialization has a
 `condition`), and memoize (such a case is realized again, from the cache, and with `k`
 changed). A case whose Param values reach a specialize_fail() must fail with its message.
 """
@@ -591,6 +593,47 @@ def _draw_compute_with(
     return b, out
 
 
+def _draw_fused_in_strips(
+    rng: random.Random, vt: str, stages: list[Stage], outputs: list[str], drawn: list[Directive]
+) -> tuple[list[Stage], list[Directive]] | None:
+    """Halide's Harris schedule in small, from a random stream of its own: two new Funcs
+    reading one stage, computed per row of a new output's strips of rows and fused there
+    (compute_with at y or x), each stored per row, per strip (store_at) or, when the strips
+    are serial, at the root, so that each slides down its strip. Returns the three new
+    stages (the output last; their names end in FUSION_PARTNER_SUFFIX) and their directives."""
+    readable = [s for s in stages if _readable_anywhere(s, stages, outputs, drawn)]
+    if not readable or rng.random() >= 0.12:
+        return None
+    source = rng.choice(readable)
+    first, second, out = (f"{source.name}{part}{FUSION_PARTNER_SUFFIX}" for part in ("p", "q", "o"))
+    made = []
+    for name in (first, second):
+        lines, _, _ = _stage_lines(rng, "stencil", vt)
+        made.append(Stage(name, "stencil", [source.name], lines, exact=source.exact))
+    rows = [rng.randint(-2, 2) for _ in range(3)]
+    line = f"{{self}}[x, y] = {{0}}[x, y + {rows[0]}] / 2 + {{0}}[x, y + {rows[1]}] / 4 + {{1}}[x, y + {rows[2]}] / 4"
+    made.append(Stage(out, "combine", [first, second], [line], exact=source.exact))
+    directives = [Directive(out, 0, "split", ["y", "yo", "yi", rng.randint(1, 8), "GUARD_WITH_IF"])]
+    parallel = rng.random() < 0.5
+    if parallel:
+        directives.append(Directive(out, 0, "parallel", ["yo"]))
+    if rng.random() < 0.5:
+        directives.append(Directive(out, 0, "vectorize", ["x", rng.choice([4, 8])]))
+    width = rng.choice([None, 4, 8])
+    for name in (first, second):
+        directives.append(Directive(name, 0, "compute_at", [out, "yi"]))
+        store = rng.choice(["row", "strip"] if parallel else ["row", "strip", "root"])
+        if store == "strip":
+            directives.append(Directive(name, 0, "store_at", [out, "yo"]))
+        elif store == "root":
+            directives.append(Directive(name, 0, "store_root", []))
+        if width is not None:
+            directives.append(Directive(name, 0, "vectorize", ["x", width]))
+    child, parent = (first, second) if rng.random() < 0.5 else (second, first)
+    directives.append(Directive(child, 0, "compute_with", [parent, 0, rng.choice(["x", "y"]), rng.choice(ALIGNS)]))
+    return made, directives
+
+
 def _fusable_loops(
     a: Stage, a_index: int, outputs: list[str], drawn: list[Directive], b: Stage, b_drawn: list[Directive]
 ) -> list[str]:
@@ -648,7 +691,7 @@ def _draw_memoize(rng: random.Random, stages: list[Stage], outputs: list[str], d
 
 
 NEWER_DIRECTIVES = ("specialize", "specialize_fail", "compute_with", "memoize")
-FUSION_PARTNER_SUFFIX = "w"  # the name of the output _draw_compute_with adds: its partner's + "w"
+FUSION_PARTNER_SUFFIX = "w"  # ends the names of the Funcs compute_with's draws add (_draw_compute_with: partner + "w")
 
 
 def without_newer_directives(case: Case, keep: tuple[str, ...] = ()) -> Case:
@@ -726,6 +769,11 @@ def draw_case(seed: int, checked: bool = True) -> Case:
         stages = [*stages, fusion[0]]
         outputs = [*outputs, fusion[0].name]
         directives += fusion[1]
+    strips = _draw_fused_in_strips(random.Random(seed * 86028121 + 19), vt, stages, outputs, directives)
+    if strips is not None:
+        stages = [*stages, *strips[0]]
+        outputs = [*outputs, strips[0][-1].name]
+        directives += strips[1]
     special, params = _draw_specializations(random.Random(seed * 32452843 + 11), stages, outputs, directives)
     directives += special
     directives += _draw_memoize(random.Random(seed * 49979687 + 13), stages, outputs, directives)

@@ -310,7 +310,8 @@ def _inject_group(ctx: LoweringContext, group: FusedGroup, stmt: Stmt) -> Stmt:
 
     if compute_loop is None:
         return compute_block(stmt)
-    stmt = _InjectAt(compute_loop, compute_block).mutate(stmt)
+    # A specialized consumer has the loop once in each of its branches: compute in each.
+    stmt = _InjectAt(compute_loop, compute_block, every=True).mutate(stmt)
     for info in group.members:
         if info.name not in stored_apart:
             continue
@@ -318,7 +319,8 @@ def _inject_group(ctx: LoweringContext, group: FusedGroup, stmt: Stmt) -> Stmt:
         if store_loop is None:
             stmt = Realize(info.name, info.type, (), stmt)
         else:
-            stmt = _InjectAt(store_loop, lambda body, info=info: Realize(info.name, info.type, (), body)).mutate(stmt)
+            wrap = lambda body, info=info: Realize(info.name, info.type, (), body)  # noqa: E731
+            stmt = _InjectAt(store_loop, wrap, every=True).mutate(stmt)
     return stmt
 
 

@@ -236,6 +236,31 @@ def test_a_fused_func_stored_at_the_root_outside_a_serial_loop():
     assert "let f.s0.y.min = select(" in pw.Pipeline(build(pw)["out"]).lowered_stmt("host")
 
 
+@pytest.mark.parametrize("p", [1, 5])
+def test_fused_funcs_computed_in_each_branch_of_a_specialized_consumer(p):
+    # (found by the fuzzer: the group was computed in the first branch only, and the
+    # other branch's loop read storage that did not exist there)
+    def build(m):
+        x, y, yo, yi = (m.Var(n) for n in ("x", "y", "yo", "yi"))
+        q = m.Param(m.Int(32), "q", p)
+        inp, f, g, out = m.Func("inp"), m.Func("f"), m.Func("g"), m.Func("out")
+        inp[x, y] = x * 7 - y * y + 3
+        f[x, y] = inp[x - 1, y] + 2 * inp[x + 1, y]
+        g[x, y] = inp[x, y - 1] * 3 - inp[x, y + 1]
+        out[x, y] = f[x, y - 1] + f[x, y + 1] + g[x, y + 1] * g[x, y + 2]
+        inp.compute_root()
+        out.split(y, yo, yi, 3)
+        out.specialize(q != 5).parallel(yo)
+        for h in (f, g):
+            h.compute_at(out, yi).vectorize(x, 4)
+        g.store_at(out, yo)
+        f.compute_with(g, x, m.LoopAlignStrategy.AlignEnd)
+        return {"out": out}
+
+    for sizes in ([9, 10], [5, 4]):
+        check(build, sizes)
+
+
 def test_hoist_storage_of_a_fused_func_allocates_it_outside():
     # (it was silently left where the Func is stored before)
     def build(m):
