@@ -133,19 +133,25 @@ def test_fused_vectorized_loops_are_refused_on_opencl():
         _nest([f, g], "opencl")
 
 
+def _rows(m):
+    """Vars x, y, yo, yi and Funcs inp, f, g, out: out reads f three rows around y and g two
+    rows below it, so their regions differ and both march down a strip of rows of out."""
+    x, y, yo, yi = (m.Var(n) for n in ("x", "y", "yo", "yi"))
+    inp, f, g, out = m.Func("inp"), m.Func("f"), m.Func("g"), m.Func("out")
+    inp[x, y] = x * 7 - y * y + 3
+    f[x, y] = inp[x - 1, y] + 2 * inp[x + 1, y]
+    g[x, y] = inp[x, y - 1] * 3 - inp[x, y + 1]
+    out[x, y] = f[x, y - 1] + f[x, y] + f[x, y + 1] + g[x, y + 1] * g[x, y + 2]
+    return x, y, yo, yi, inp, f, g, out
+
+
 def _strips(align: str, f_store: str, g_store: str, width: int = 4, strip: int = 4):
     """Halide's Harris schedule in small: out computed in strips of rows; f and g computed
     per row of a strip, fused down to their vector loop's outer x, each stored per strip
-    (store_at), at the root (store_root) or per row ("compute"). out reads f three rows
-    around y and g two rows below it, so their regions differ and both march down the strip."""
+    (store_at), at the root (store_root) or per row ("compute"), over _rows's Funcs."""
 
     def build(m):
-        x, y, yo, yi = (m.Var(n) for n in ("x", "y", "yo", "yi"))
-        inp, f, g, out = m.Func("inp"), m.Func("f"), m.Func("g"), m.Func("out")
-        inp[x, y] = x * 7 - y * y + 3
-        f[x, y] = inp[x - 1, y] + 2 * inp[x + 1, y]
-        g[x, y] = inp[x, y - 1] * 3 - inp[x, y + 1]
-        out[x, y] = f[x, y - 1] + f[x, y] + f[x, y + 1] + g[x, y + 1] * g[x, y + 2]
+        x, y, yo, yi, inp, f, g, out = _rows(m)
         out.split(y, yo, yi, strip).parallel(yo).vectorize(x, width)
         inp.compute_root()
         for h, store in ((f, f_store), (g, g_store)):
@@ -241,13 +247,8 @@ def test_fused_funcs_computed_in_each_branch_of_a_specialized_consumer(p):
     # (found by the fuzzer: the group was computed in the first branch only, and the
     # other branch's loop read storage that did not exist there)
     def build(m):
-        x, y, yo, yi = (m.Var(n) for n in ("x", "y", "yo", "yi"))
+        x, y, yo, yi, inp, f, g, out = _rows(m)
         q = m.Param(m.Int(32), "q", p)
-        inp, f, g, out = m.Func("inp"), m.Func("f"), m.Func("g"), m.Func("out")
-        inp[x, y] = x * 7 - y * y + 3
-        f[x, y] = inp[x - 1, y] + 2 * inp[x + 1, y]
-        g[x, y] = inp[x, y - 1] * 3 - inp[x, y + 1]
-        out[x, y] = f[x, y - 1] + f[x, y + 1] + g[x, y + 1] * g[x, y + 2]
         inp.compute_root()
         out.split(y, yo, yi, 3)
         out.specialize(q != 5).parallel(yo)
@@ -264,12 +265,7 @@ def test_fused_funcs_computed_in_each_branch_of_a_specialized_consumer(p):
 def test_hoist_storage_of_a_fused_func_allocates_it_outside():
     # (it was silently left where the Func is stored before)
     def build(m):
-        x, y, yo, yi = (m.Var(n) for n in ("x", "y", "yo", "yi"))
-        inp, f, g, out = m.Func("inp"), m.Func("f"), m.Func("g"), m.Func("out")
-        inp[x, y] = x * 7 - y * y + 3
-        f[x, y] = inp[x - 1, y] + 2 * inp[x + 1, y]
-        g[x, y] = inp[x, y - 1] * 3 - inp[x, y + 1]
-        out[x, y] = f[x, y - 1] + f[x, y + 1] + g[x, y + 1] * g[x, y + 2]
+        x, y, yo, yi, inp, f, g, out = _rows(m)
         inp.compute_root()
         out.split(y, yo, yi, 4)
         for h in (f, g):
