@@ -274,14 +274,8 @@ def _inject_group(ctx: LoweringContext, group: FusedGroup, stmt: Stmt) -> Stmt:
             legal = levels if k == 0 else [loop for loop in legal if loop in levels]
         candidates = _loop_names(ctx, compute, first.name, "compute_at")
         usable = [c for c in candidates if c in legal]
-        names = ", ".join(f"`{m.name}`" for m in group.members)
         if not usable:
-            raise ScheduleError(
-                f"the Funcs computed with each other ({names}) cannot be computed at {_loop(ctx, candidates[0])} "
-                f"({_at(ctx, candidates[0], 'compute_at')}): that loop does not enclose every use of them "
-                "(Pixelweave computes a compute_with group at one site only); legal compute levels for them are: "
-                f"{_choices(ctx, legal, 'compute_at')}"
-            )
+            return _inject_group_at_every_site(ctx, group, stmt, produce, candidates, legal)
         compute_loop = usable[0]
     # Members stored outside the compute level: by name, their store loop (None: the root).
     stored_apart: dict[str, str | None] = {}
@@ -324,6 +318,47 @@ def _inject_group(ctx: LoweringContext, group: FusedGroup, stmt: Stmt) -> Stmt:
     return stmt
 
 
+def _inject_group_at_every_site(
+    ctx: LoweringContext, group: FusedGroup, stmt: Stmt, produce: Stmt, candidates: list[str], legal: list[str]
+) -> Stmt:
+    """A group whose compute loop is in each branch of a specialized consumer (placed
+    differently in each, so no one loop encloses every use): computed in each branch, as a
+    single Func is (_inject_at_every_site); each member stored with each copy, at a store
+    loop of each branch, or once at the root."""
+    member_sites = [_compute_sites(stmt, info.name, candidates) for info in group.members]
+    sites = member_sites[0]
+    if sites is None or any(other != sites for other in member_sites[1:]):
+        names = ", ".join(f"`{m.name}`" for m in group.members)
+        raise ScheduleError(
+            f"the Funcs computed with each other ({names}) cannot be computed at {_loop(ctx, candidates[0])} "
+            f"({_at(ctx, candidates[0], 'compute_at')}): that loop does not enclose every use of them "
+            "(Pixelweave computes a compute_with group at one site, or once in each branch of a specialized "
+            f"consumer); legal compute levels for them are: {_choices(ctx, legal, 'compute_at')}"
+        )
+    storage = {info.name: _storage_at_sites(ctx, info, stmt, sites) for info in group.members if not info.is_output}
+
+    def compute_block(body: Stmt) -> Stmt:
+        consume = body
+        for info in reversed(group.members):
+            consume = ProducerConsumer(info.name, False, consume)
+        block = make_block([produce, consume])
+        for name, (store_loops, store_root) in storage.items():
+            if not store_loops and not store_root:
+                block = Realize(name, ctx.by_name(name).type, (), block)
+        return block
+
+    for site in sorted(sites):
+        stmt = _InjectAt(site, compute_block, every=True).mutate(stmt)
+    for name, (store_loops, store_root) in storage.items():
+        info = ctx.by_name(name)
+        for loop in sorted(store_loops):
+            wrap = lambda body, info=info: Realize(info.name, info.type, (), body)  # noqa: E731
+            stmt = _InjectAt(loop, wrap, every=True).mutate(stmt)
+        if store_root:
+            stmt = Realize(info.name, info.type, (), stmt)
+    return stmt
+
+
 def _compute_sites(stmt: Stmt, name: str, candidates: list[str]) -> set[str] | None:
     """The loops of a compute_at level that together enclose every use of `name` (one per
     stage of a consumer that uses it, as in Halide), or None if some use is outside them."""
@@ -340,6 +375,28 @@ def _inject_at_every_site(ctx: LoweringContext, info: FuncInfo, stmt: Stmt, prod
     """Compute the Func inside each of the loops: once per consumer stage that uses it, as
     Halide does. It is stored with each copy, or once at a store level enclosing them all
     (then without a sliding window)."""
+    store_loops, store_root = _storage_at_sites(ctx, info, stmt, sites)
+    shared = store_root or bool(store_loops)
+
+    def compute_block(body: Stmt) -> Stmt:
+        block = make_block([produce, ProducerConsumer(info.name, False, body)])
+        return block if shared else Realize(info.name, info.type, (), block)
+
+    def realize(body: Stmt) -> Stmt:
+        return Realize(info.name, info.type, (), body)
+
+    for site in sorted(sites):
+        stmt = _InjectAt(site, compute_block, every=True).mutate(stmt)
+    for loop in sorted(store_loops):
+        stmt = _InjectAt(loop, realize, every=True).mutate(stmt)
+    return realize(stmt) if store_root else stmt
+
+
+def _storage_at_sites(ctx: LoweringContext, info: FuncInfo, stmt: Stmt, sites: set[str]) -> tuple[set[str], bool]:
+    """Where a Func computed at several sites (the loops `sites`) is stored: the store loops
+    outside them, one per use, and whether at the root; none of either: with each copy.
+    Checks each use's store level and hoist level; storage shared by the sites is marked
+    in ctx.computed_per_stage (it does not slide)."""
     store = info.schedule.store_level
     paths = _uses(stmt, info.name)
     store_loops: set[str] = set()
@@ -378,19 +435,7 @@ def _inject_at_every_site(ctx: LoweringContext, info: FuncInfo, stmt: Stmt, prod
             site = next(c for c in path if c in sites)
             store_at = next((c for c in path if c in store_loops), None)
             _check_no_shared_storage(ctx, info.name, stmt, path, store_at, site)
-
-    def compute_block(body: Stmt) -> Stmt:
-        block = make_block([produce, ProducerConsumer(info.name, False, body)])
-        return block if shared else Realize(info.name, info.type, (), block)
-
-    def realize(body: Stmt) -> Stmt:
-        return Realize(info.name, info.type, (), body)
-
-    for site in sorted(sites):
-        stmt = _InjectAt(site, compute_block, every=True).mutate(stmt)
-    for loop in sorted(store_loops):
-        stmt = _InjectAt(loop, realize, every=True).mutate(stmt)
-    return realize(stmt) if store_root else stmt
+    return store_loops, store_root
 
 
 def _place_hoisted_storage(

@@ -262,6 +262,30 @@ def test_fused_funcs_computed_in_each_branch_of_a_specialized_consumer(p):
         check(build, sizes)
 
 
+@pytest.mark.parametrize("p", [1, 5])
+@pytest.mark.parametrize("g_store", ["compute", "strip", "root"])
+def test_fused_funcs_computed_at_a_loop_each_branch_of_a_consumer_places_differently(p, g_store):
+    # (refused before: one branch reorders the loops, so no one loop encloses every use;
+    # the group is computed at yi in each branch, as a single Func is)
+    def build(m):
+        x, y, yo, yi, inp, f, g, out = _rows(m)
+        q = m.Param(m.Int(32), "q", p)
+        inp.compute_root()
+        out.split(y, yo, yi, 3)
+        out.specialize(q == 5).reorder(yi, x, yo)
+        for h in (f, g):
+            h.compute_at(out, yi)
+        if g_store == "strip":
+            g.store_at(out, yo)
+        elif g_store == "root":
+            g.store_root()
+        g.compute_with(f, x, m.LoopAlignStrategy.AlignStart)
+        return {"out": out}
+
+    for sizes in ([9, 10], [5, 4]):
+        check(build, sizes)
+
+
 def test_hoist_storage_of_a_fused_func_allocates_it_outside():
     # (it was silently left where the Func is stored before)
     def build(m):
