@@ -286,6 +286,27 @@ def test_fused_funcs_computed_at_a_loop_each_branch_of_a_consumer_places_differe
         check(build, sizes)
 
 
+@pytest.mark.parametrize("g_store", ["compute", "root"])
+def test_fused_funcs_computed_once_per_consumer_stage_that_reads_them(g_store):
+    # out's pure stage and its update both read f and g: the pair is computed at y of each
+    # stage, as a single Func is in Halide
+    def build(m):
+        x, y, yo, yi, inp, f, g, out = _rows(m)
+        out[x, y] = out[x, y] * 2 - f[x, y + 1] + g[x, y - 1]
+        inp.compute_root()
+        for h in (f, g):
+            h.compute_at(out, y)
+        if g_store == "root":
+            g.store_root()
+        g.compute_with(f, x, m.LoopAlignStrategy.AlignEnd)
+        return {"out": out}
+
+    for sizes in ([9, 10], [3, 2]):
+        check(build, sizes)
+    stmt = pw.Pipeline(build(pw)["out"]).lowered_stmt("host")
+    assert stmt.count("produce f") == 2 and stmt.count("produce g") == 2
+
+
 def test_hoist_storage_of_a_fused_func_allocates_it_outside():
     # (it was silently left where the Func is stored before)
     def build(m):
