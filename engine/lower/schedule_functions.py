@@ -281,7 +281,10 @@ def _inject_group(ctx: LoweringContext, group: FusedGroup, stmt: Stmt) -> Stmt:
     stored_apart: dict[str, str | None] = {}
     for info in group.members:
         store = info.schedule.store_level
-        if info.is_output or compute_loop is None or store is None or store.is_inline():
+        if info.is_output or store is None or store.is_inline():
+            continue
+        if compute_loop is None:
+            _store_loop(ctx, info, legal, None)  # refuses a store_at() of a group computed at the root
             continue
         store_loop = None if store.is_root() else _store_loop(ctx, info, legal, compute_loop)
         if store_loop != compute_loop:

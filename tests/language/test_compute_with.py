@@ -331,6 +331,17 @@ def test_fused_funcs_stored_outside_a_parallel_loop_they_are_computed_in_are_ref
         pw.Pipeline(build(pw)["out"]).compile()
 
 
+def test_a_store_at_of_a_fused_func_computed_at_the_root_is_refused():
+    f, g, x, y = _pair(pw)
+    out = pw.Func("out")
+    out[x, y] = f[x, y] + g[x, y]
+    f.compute_root().store_at(out, y)
+    g.compute_root()
+    g.compute_with(f, y)
+    with pytest.raises(ScheduleError, match=r"Func `f` cannot be stored at loop y of `out`.*computed \(at the root\)"):
+        pw.Pipeline(out).compile()
+
+
 def test_fused_funcs_stored_inside_their_compute_level_are_refused():
     f, g, x, y = _pair(pw)
     xo, xi = pw.Var("xo"), pw.Var("xi")
