@@ -277,8 +277,8 @@ def _inject_group(ctx: LoweringContext, group: FusedGroup, stmt: Stmt) -> Stmt:
         if not usable:
             return _inject_group_at_every_site(ctx, group, stmt, produce, candidates, legal)
         compute_loop = usable[0]
-    # Members stored outside the compute level: by name, their store loop (None: the root).
-    stored_apart: dict[str, str | None] = {}
+    # Members stored outside the compute level: by name, their store loops and whether at the root.
+    storage: dict[str, tuple[set[str], bool]] = {}
     for info in group.members:
         store = info.schedule.store_level
         if info.is_output or store is None or store.is_inline():
@@ -289,11 +289,25 @@ def _inject_group(ctx: LoweringContext, group: FusedGroup, stmt: Stmt) -> Stmt:
         store_loop = None if store.is_root() else _store_loop(ctx, info, legal, compute_loop)
         if store_loop != compute_loop:
             _check_no_shared_storage(ctx, info.name, stmt, legal, store_loop, compute_loop)
-            stored_apart[info.name] = store_loop
+            storage[info.name] = (set() if store_loop is None else {store_loop}, store_loop is None)
     for info in group.members:
         if info.schedule.hoist_level is not None and not info.is_output and compute_loop is not None:
-            stored_at = stored_apart.get(info.name, compute_loop)
-            _place_hoisted_storage(ctx, info, stmt, legal, stored_at, compute_loop)
+            loops, _ = storage.get(info.name, ({compute_loop}, False))
+            _place_hoisted_storage(ctx, info, stmt, legal, next(iter(loops), None), compute_loop)
+    return _place_group(ctx, group, produce, stmt, set() if compute_loop is None else {compute_loop}, storage)
+
+
+def _place_group(
+    ctx: LoweringContext,
+    group: FusedGroup,
+    produce: Stmt,
+    stmt: Stmt,
+    sites: set[str],
+    storage: dict[str, tuple[set[str], bool]],
+) -> Stmt:
+    """The group's produce and consume blocks inside every loop named in `sites` (at the
+    root when there are none; every branch of a specialized consumer has the loop), each
+    member stored with each copy unless `storage` gives its store loops or the root."""
 
     def compute_block(body: Stmt) -> Stmt:
         consume = body
@@ -301,23 +315,21 @@ def _inject_group(ctx: LoweringContext, group: FusedGroup, stmt: Stmt) -> Stmt:
             consume = ProducerConsumer(info.name, False, consume)
         block = make_block([produce, consume])
         for info in group.members:
-            if not info.is_output and info.name not in stored_apart:
+            if not info.is_output and not any(storage.get(info.name, ((), False))):
                 block = Realize(info.name, info.type, (), block)
         return block
 
-    if compute_loop is None:
+    if not sites:
         return compute_block(stmt)
-    # A specialized consumer has the loop once in each of its branches: compute in each.
-    stmt = _InjectAt(compute_loop, compute_block, every=True).mutate(stmt)
-    for info in group.members:
-        if info.name not in stored_apart:
-            continue
-        store_loop = stored_apart[info.name]
-        if store_loop is None:
-            stmt = Realize(info.name, info.type, (), stmt)
-        else:
+    for site in sorted(sites):
+        stmt = _InjectAt(site, compute_block, every=True).mutate(stmt)
+    for name, (store_loops, store_root) in storage.items():
+        info = ctx.by_name(name)
+        for loop in sorted(store_loops):
             wrap = lambda body, info=info: Realize(info.name, info.type, (), body)  # noqa: E731
-            stmt = _InjectAt(store_loop, wrap, every=True).mutate(stmt)
+            stmt = _InjectAt(loop, wrap, every=True).mutate(stmt)
+        if store_root:
+            stmt = Realize(info.name, info.type, (), stmt)
     return stmt
 
 
@@ -339,27 +351,7 @@ def _inject_group_at_every_site(
             f"consumer); legal compute levels for them are: {_choices(ctx, legal, 'compute_at')}"
         )
     storage = {info.name: _storage_at_sites(ctx, info, stmt, sites) for info in group.members if not info.is_output}
-
-    def compute_block(body: Stmt) -> Stmt:
-        consume = body
-        for info in reversed(group.members):
-            consume = ProducerConsumer(info.name, False, consume)
-        block = make_block([produce, consume])
-        for name, (store_loops, store_root) in storage.items():
-            if not store_loops and not store_root:
-                block = Realize(name, ctx.by_name(name).type, (), block)
-        return block
-
-    for site in sorted(sites):
-        stmt = _InjectAt(site, compute_block, every=True).mutate(stmt)
-    for name, (store_loops, store_root) in storage.items():
-        info = ctx.by_name(name)
-        for loop in sorted(store_loops):
-            wrap = lambda body, info=info: Realize(info.name, info.type, (), body)  # noqa: E731
-            stmt = _InjectAt(loop, wrap, every=True).mutate(stmt)
-        if store_root:
-            stmt = Realize(info.name, info.type, (), stmt)
-    return stmt
+    return _place_group(ctx, group, produce, stmt, sites, storage)
 
 
 def _compute_sites(stmt: Stmt, name: str, candidates: list[str]) -> set[str] | None:
