@@ -5,9 +5,8 @@ Each `build_*(m)` takes the module (`engine` or `halide`) and returns (output Fu
 (for the automatic schedulers). Algorithm and schedule are identical for both, and the
 schedules are the CPU schedules of Halide's own apps/ folder: Harris's with its
 `Ix.compute_with(Iy, x)` and gray stored per strip, the bilateral grid's with `blury` on
-the stack. The camera pipe's algorithm is written with one Func per Bayer colour instead of
-Halide's list of demosaic intermediates, so its schedule leaves out their compute_with,
-storage folding and prefetches (on both sides).
+the stack, the camera pipe's with its tiles, folded storage and RoundUp tails (but not its
+prefetch, which Pixelweave does not have: left out on both sides).
 """
 
 from __future__ import annotations
@@ -329,10 +328,10 @@ def build_local_laplacian(
     return output, {"input": inp, "alpha": alpha, "beta": beta}
 
 
-def build_camera_pipe(m: Any, vec: int = 16, strip: int = 32, schedule: bool = True) -> tuple[Any, dict]:
+def build_camera_pipe(m: Any, vec: int = VECTOR_U16, strip: int = 32, schedule: bool = True) -> tuple[Any, dict]:
     """apps/camera_pipe: raw Bayer u16 -> RGB u8 (hot pixel suppression, deinterleave,
-    edge-aware demosaic, colour correction, tone curve, sharpening); output cropped by
-    the 32x24 border the algorithm needs. Halide's colour matrix and curve are computed
+    edge-aware demosaic, colour correction, tone curve); output cropped by the 32x24
+    border the algorithm needs. The output's size must be a multiple of 2*vec x 2. Halide's colour matrix and curve are computed
     from colour temperature, gamma and contrast; here they are fixed (the same for both)."""
     x, y, c = m.Var("x"), m.Var("y"), m.Var("c")
     yo, yi = m.Var("yo"), m.Var("yi")
@@ -409,29 +408,28 @@ def build_camera_pipe(m: Any, vec: int = 16, strip: int = 32, schedule: bool = T
     z = m.select(g > 0.5, 1.0 - (a2 * (1.0 - g) * (1.0 - g) + b * (1.0 - g)), a2 * g * g + b * g)
     val = m.cast(m.UInt(8), m.clamp(z * 255.0 + 0.5, 0.0, 255.0))
     curve[x] = m.select(x <= min_raw, m.cast(m.UInt(8), 0), m.select(x > max_raw, m.cast(m.UInt(8), 255), val))
-    curved = m.Func("curved")
-    curved[x, y, c] = curve[m.cast(m.Int(32), m.clamp(corrected[x, y, c], m.cast(i16, 0), m.cast(i16, 1023)))]
-    unsharp_y, unsharp = m.Func("unsharp_y"), m.Func("unsharp")
-    u16 = m.UInt(16)
-    unsharp_y[x, y, c] = (
-        m.cast(u16, curved[x, y - 1, c]) + 2 * m.cast(u16, curved[x, y, c]) + m.cast(u16, curved[x, y + 1, c])
-    ) // 4
-    unsharp[x, y, c] = (unsharp_y[x - 1, y, c] + 2 * unsharp_y[x, y, c] + unsharp_y[x + 1, y, c]) // 4
-    mask = m.cast(i16, curved[x, y, c]) - m.cast(i16, unsharp[x, y, c])
-    sharpened = m.cast(m.Int(32), curved[x, y, c]) + (m.cast(m.Int(32), mask) * 32) // 32
     processed = m.Func("camera_pipe")
-    processed[x, y, c] = m.cast(m.UInt(8), m.clamp(sharpened, 0, 255))
+    processed[x, y, c] = curve[m.cast(m.Int(32), m.clamp(corrected[x, y, c], m.cast(i16, 0), m.cast(i16, 1023)))]
     if not schedule:
         return processed, {"input": inp}
-    # Halide's CPU schedule, in strips of rows (minus storage folding and prefetches).
+    # Halide's CPU schedule: 32-row strips of 2*vec x 2 tiles, each tile's corrected and
+    # demosaiced pixels computed in it, green at the red and blue sites computed per row and
+    # stored in two rows, denoised and deinterleaved in folded per-strip storage. Left out
+    # on both sides: denoised's prefetch (Pixelweave has no prefetch directive) and the
+    # output's bound() to multiples of the tile (the benchmark's size is one).
+    xi, yii = m.Var("xi"), m.Var("yii")
+    round_up = m.TailStrategy.RoundUp
     curve.compute_root()
-    processed.bound(c, 0, 3).reorder(c, x, y).split(y, yo, yi, strip).parallel(yo).vectorize(x, vec)
-    denoised.compute_at(processed, yi).store_at(processed, yo).vectorize(x, vec)
-    deinterleaved.compute_at(processed, yi).store_at(processed, yo).reorder(c, x, y).vectorize(x, vec).unroll(c)
-    curved.compute_at(processed, yi).store_at(processed, yo).reorder(c, x, y).vectorize(x, vec).unroll(c)
-    corrected.compute_at(curved, x).reorder(c, x, y).unroll(c)
-    demosaiced.compute_at(processed, yi).store_at(processed, yo).reorder(c, x, y).vectorize(x, vec).unroll(c)
-    unsharp_y.compute_at(processed, yi).store_at(processed, yo).reorder(c, x, y).vectorize(x, vec).unroll(c)
+    processed.bound(c, 0, 3).reorder(c, x, y).split(y, yo, yi, strip)
+    processed.tile(x, yi, x, yi, xi, yii, 2 * vec, 2, round_up).vectorize(xi).unroll(yii).unroll(c).parallel(yo)
+    denoised.compute_at(processed, yi).store_at(processed, yo).fold_storage(y, 8)
+    denoised.tile(x, y, x, y, xi, yi, 2 * vec, 2).vectorize(xi).unroll(yi)
+    deinterleaved.compute_at(processed, yi).store_at(processed, yo).fold_storage(y, 4)
+    deinterleaved.reorder(c, x, y).vectorize(x, 2 * vec, round_up).unroll(c)
+    corrected.compute_at(processed, x).reorder(c, x, y).vectorize(x, vec).unroll(y).unroll(c)
+    for green in (g_r, g_b):
+        green.compute_at(processed, yi).store_at(processed, yo).vectorize(x, 2 * vec, round_up).fold_storage(y, 2)
+    demosaiced.compute_at(processed, x).vectorize(x, vec).unroll(y).reorder(c, x, y).unroll(c)
     return processed, {"input": inp}
 
 

@@ -60,7 +60,11 @@ def cases(rng: np.random.Generator) -> list[Case]:
     unsharp_in = (rng.random((3, 1536, 2560), dtype=np.float32) * 0.9 + 0.1).astype(np.float32)
     harris_in = rng.random((3, 1030, 1926), dtype=np.float32)
     bilateral_in = rng.random((2560, 1536), dtype=np.float32)
-    raw_in = rng.integers(0, 1024, (1968, 2592)).astype(np.uint16)
+    # 256 columns wider than Halide's app feeds it: the RoundUp tails of g_r, g_b and
+    # deinterleaved compute up to 63 half-resolution columns past what the output needs,
+    # and Pixelweave's bounds include the input those columns read (x < 2832; Halide's
+    # infer_input_bounds asks for x < 2580), so both get this wider input.
+    raw_in = rng.integers(0, 1024, (1968, 2848)).astype(np.uint16)
     laplacian_in = rng.integers(0, 65536, (3, 2560, 1536)).astype(np.uint16)
     rgba = rng.random((4, 2560, 1536), dtype=np.float32)
     rgba[3] = (rgba[3] > 0.5).astype(np.float32)  # alpha zero or one, as the app's input
@@ -78,7 +82,7 @@ def cases(rng: np.random.Generator) -> list[Case]:
         Case("bilateral_grid", "bilateral grid, 1536x2560 gray f32", apps.build_bilateral_grid,
              {"input": bilateral_in, "r_sigma": 0.1}, [1536, 2560], np.float32,
              lambda: numpy_cv.bilateral_grid_numpy(bilateral_in), None),
-        Case("camera_pipe", "camera pipe, 2592x1968 raw u16 -> 2560x1920 RGB u8", apps.build_camera_pipe,
+        Case("camera_pipe", "camera pipe, 2848x1968 raw u16 -> 2560x1920 RGB u8", apps.build_camera_pipe,
              {"input": raw_in}, [2560, 1920, 3], np.uint8, None, None, tolerance=1.0),
         Case("local_laplacian", "local Laplacian, 1536x2560 RGB u16", apps.build_local_laplacian,
              {"input": laplacian_in, "alpha": 1.0, "beta": 1.0}, [1536, 2560, 3], np.uint16, None, None,

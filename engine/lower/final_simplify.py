@@ -1,5 +1,5 @@
-"""Last pass: simplify every expression, substitute trivial lets, and drop statements that
-cannot matter (asserts that always hold, loops that never run)."""
+"""Last pass: simplify every expression, substitute trivial lets, bind each value once,
+and drop statements that cannot matter (asserts that always hold, loops that never run)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,12 @@ class _Simplify(StmtMutator):
         self._state = 0
         self._states = 0
         self._substituted: dict[tuple[int, int], tuple[E.Expr, E.Expr]] = {}
+        # The values of the non-trivial lets in scope (structural key -> the let's name), and
+        # the names they depend on: a let whose value is already bound becomes an alias of
+        # the first one. The members of a compute_with group get equal bounds under
+        # different names, and only as aliases can their guards be seen to be the same.
+        self._bound: dict[object, str] = {}
+        self._bound_uses: dict[str, int] = {}
 
     def mutate_expr(self, e: E.Expr) -> E.Expr:
         return simplify(self._substitute(e) if self.env else e)
@@ -75,14 +81,38 @@ class _Simplify(StmtMutator):
         saved = self.env.get(name, missing)
         self.env[name] = value
         outer = self._enter_state()
+        bound = self._forget_values_of(name)
         try:
             return self.mutate(body)
         finally:
             self._state = outer
+            self._bound = bound
             if saved is missing:
                 del self.env[name]
             else:
                 self.env[name] = saved  # type: ignore[assignment]
+
+    def _forget_values_of(self, name: str) -> dict[object, str]:
+        """Rebinding name invalidates every remembered value that uses it (or is bound to
+        it); returns the table to restore when the rebinding's scope ends."""
+        bound = self._bound
+        if bound and self._bound_uses.get(name):
+            self._bound = {}
+        return bound
+
+    def _let_with_value(self, name: str, value: E.Expr, body: Stmt) -> Stmt:
+        """let name = value in body, with value remembered while body is mutated."""
+        uses = (*self._names_in(value), name)
+        bound = self._forget_values_of(name)
+        self._bound = {**self._bound, value.key(): name}
+        for n in uses:
+            self._bound_uses[n] = self._bound_uses.get(n, 0) + 1
+        try:
+            return LetStmt(name, value, self._without(name, body, forget=False))
+        finally:
+            for n in uses:
+                self._bound_uses[n] -= 1
+            self._bound = bound
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
         value = self.mutate_expr(s.value)
@@ -98,19 +128,27 @@ class _Simplify(StmtMutator):
             return body if base is scalar else LetStmt(base.name, scalar, body)
         if _trivial(value):
             return self._with(s.name, value, s.body)
-        return LetStmt(s.name, value, self._without(s.name, s.body))
+        first = self._bound.get(value.key())
+        if first is not None:
+            return self._with(s.name, E.Variable(first, value.type()), s.body)
+        return self._let_with_value(s.name, value, s.body)
 
-    def _without(self, name: str, body: Stmt) -> Stmt:
-        """body mutated where name is bound by a let of its own (shadowing any outer value)."""
-        if name not in self.env:
-            return self.mutate(body)
-        saved = self.env.pop(name)
-        outer = self._enter_state()
+    def _without(self, name: str, body: Stmt, forget: bool = True) -> Stmt:
+        """body mutated where name is bound by a let of its own (shadowing any outer value);
+        forget=False where the caller has already forgotten the values that use name."""
+        bound = self._forget_values_of(name) if forget else self._bound
         try:
-            return self.mutate(body)
+            if name not in self.env:
+                return self.mutate(body)
+            saved = self.env.pop(name)
+            outer = self._enter_state()
+            try:
+                return self.mutate(body)
+            finally:
+                self._state = outer
+                self.env[name] = saved
         finally:
-            self._state = outer
-            self.env[name] = saved
+            self._bound = bound
 
     def visit_AssertStmt(self, s: AssertStmt) -> Stmt:  # noqa: N802
         cond = self.mutate_expr(s.condition)

@@ -94,7 +94,7 @@ class _Partitioner(StmtMutator):
         self.in_tail = in_tail
 
     def visit_For(self, s: For) -> Stmt:  # noqa: N802
-        body = self.mutate(s.body)
+        body = _without_implied_tests(self.mutate(s.body), s)
         loop = s if body is s.body else For(s.name, s.min, s.extent, s.for_type, body)
         policy = self.policies.get(s.name, (Partition.AUTO, ""))[0]
         if policy == Partition.NEVER or s.for_type not in PARTITIONABLE:
@@ -104,7 +104,7 @@ class _Partitioner(StmtMutator):
         if s.min.type() != I32 or s.extent.type() != I32:
             return loop
         tail = _Partitioner(self.policies, self.partitioned, in_tail=True)
-        result = _partition(loop, lambda: tail.mutate(s.body))
+        result = _partition(loop, lambda: _without_implied_tests(tail.mutate(s.body), s))
         if result is None:
             return loop
         self.partitioned.add(s.name)
@@ -147,6 +147,12 @@ def _partition(loop: For, tail_body: Callable[[], Stmt]) -> Stmt | None:
         return None
     start = loop.min
     end = simplify(loop.min + loop.extent)
+    # Bounds the loop's own range already meets need no prologue or epilogue (a member of
+    # a compute_with group whose range is the whole fused loop's).
+    bounds.lows = [lo for lo in bounds.lows if not _at_most(simplify(lo - start), 0)]
+    bounds.highs = [hi for hi in bounds.highs if not _at_most(simplify(end - hi), 1)]
+    if not (bounds.lows or bounds.highs or bounds.requires):
+        return For(v, loop.min, loop.extent, loop.for_type, _steady(body, solved))
     prologue_end = E.Variable(f"{v}.prologue_end", I32)
     steady_end = E.Variable(f"{v}.steady_end", I32)
     low = start
@@ -172,6 +178,57 @@ def _partition(loop: For, tail_body: Callable[[], Stmt]) -> Stmt | None:
     if bounds.highs or bounds.requires:
         loops.append(For(v, steady_end, simplify(E.Sub(end, steady_end)), loop.for_type, edge_body))
     return LetStmt(prologue_end.name, low, LetStmt(steady_end.name, high, make_block(loops)))
+
+
+def _without_implied_tests(body: Stmt, loop: For) -> Stmt:
+    """body without the parts of its if conditions that the loop's own range makes true
+    (`v >= min`, `v <= min + extent - 1`): the guards of a compute_with group's member
+    whose range is the whole fused loop's. Dropped in every copy the partitioning makes,
+    where the partitioning itself drops only the tests of its steady state."""
+    v, first = loop.name, loop.min
+    last = simplify(loop.min + loop.extent - 1)
+
+    def is_v(e: E.Expr) -> bool:
+        return isinstance(e, E.Variable) and e.name == v
+
+    def implied(c: E.Expr) -> bool:
+        if isinstance(c, (E.GE, E.LE)):
+            low, high = (c.b, c.a) if isinstance(c, E.GE) else (c.a, c.b)
+            if is_v(high):  # low <= v
+                return _at_most(simplify(low - first), 0)
+            if is_v(low):  # v <= high
+                return _at_most(simplify(last - high), 0)
+        return False
+
+    def kept(cond: E.Expr) -> E.Expr | None:
+        if isinstance(cond, E.And):
+            a, b = kept(cond.a), kept(cond.b)
+            if a is None or b is None:
+                return b if a is None else a
+            return cond if a is cond.a and b is cond.b else E.And(a, b)
+        return None if implied(cond) else cond
+
+    class _Implied(StmtMutator):
+        def visit_IfThenElse(self, s: IfThenElse) -> Stmt:  # noqa: N802
+            cond = kept(s.condition)
+            if cond is None:
+                return self.mutate(s.then_case)
+            return self.default(
+                s if cond is s.condition else IfThenElse(cond, s.then_case, s.else_case, s.fast_path)
+            )
+
+        def visit_For(self, s: For) -> Stmt:  # noqa: N802
+            return s if s.name == v else self.default(s)
+
+        def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
+            return s if s.name == v else self.default(s)
+
+    return _Implied().mutate(body)
+
+
+def _at_most(e: E.Expr, bound: int) -> bool:
+    value = as_const_int(e)
+    return value is not None and value <= bound
 
 
 def _without_fast_paths(body: Stmt, solved: dict[object, object]) -> Stmt:

@@ -40,3 +40,32 @@ def _walk(s):
         if hasattr(c, "children") and not isinstance(c, E.Expr):
             yield from _walk(c)
 
+
+
+def test_a_let_of_a_value_already_bound_becomes_an_alias():
+    """Equal bounds under two names (the members of a compute_with group) become one name,
+    so the tests on them can be seen to be the same."""
+    y, n = E.Variable("y", I32, "param"), E.Variable("n", I32, "param")
+    value = E.Min(E.Mul(y, E.Const(I32, 32)), n)
+    use = E.Call(I32, "g", (E.Variable("f.min", I32), E.Variable("h.min", I32)), "image")
+    out = simplify_stmt(LetStmt("f.min", value, LetStmt("h.min", value, Evaluate(use))))
+    lets = [s for s in _walk(out) if isinstance(s, LetStmt)]
+    assert [s.name for s in lets] == ["f.min"]
+    (evaluated,) = [s for s in _walk(out) if isinstance(s, Evaluate)]
+    assert str(evaluated.value) == str(E.Call(I32, "g", (E.Variable("f.min", I32),) * 2, "image"))
+
+
+def test_a_value_whose_names_are_rebound_is_not_an_alias():
+    """`let b = a + 1` under a rebinding of a is not the outer `let c = a + 1`, and a let
+    whose first binding is shadowed is not an alias of it either."""
+    y = E.Variable("y", I32, "param")
+    a, c = E.Variable("a", I32), E.Variable("c", I32)
+    plus = E.Add(a, E.Const(I32, 1))
+    inner = LetStmt("a", E.Mul(y, y), LetStmt("b", plus, Evaluate(E.Call(I32, "g", (E.Variable("b", I32), c), "image"))))
+    out = simplify_stmt(LetStmt("a", E.Add(y, y), LetStmt("c", plus, inner)))
+    assert [s.name for s in _walk(out) if isinstance(s, LetStmt)] == ["a", "c", "a", "b"]
+    shadowed = LetStmt(
+        "c", plus, LetStmt("c", E.Mul(y, y), LetStmt("d", plus, Evaluate(E.Call(I32, "g", (E.Variable("d", I32), c), "image"))))
+    )
+    out = simplify_stmt(LetStmt("a", E.Add(y, y), shadowed))
+    assert [s.name for s in _walk(out) if isinstance(s, LetStmt)] == ["a", "c", "c", "d"]

@@ -290,3 +290,43 @@ def test_a_row_test_inside_a_vectorized_loop_partitions_the_rows(height, h, rng)
     assert not any(isinstance(n, E.Select) for e in stmt_exprs(steady.body) for n in walk(e))
     image = rng.integers(0, 255, (max(height, 1), 40)).astype(np.uint8)
     compare(pipeline, [40, height], {"inp": image, "h": h})
+
+
+def fused_gradients(fuse: bool = True, equal_ranges: bool = True) -> pw.Func:
+    """Harris's shape: gray stored per strip and computed per row, and two gradients of it
+    computed together (compute_with) over equal ranges (or over ranges one apart)."""
+    x, y, yi = pw.Var("x"), pw.Var("y"), pw.Var("yi")
+    inp = pw.ImageParam(pw.Int(32), 2, "input")
+    gray, ix, iy, out = pw.Func("gray"), pw.Func("Ix"), pw.Func("Iy"), pw.Func("out")
+    gray[x, y] = inp[x + 2, y + 2] * 3
+    ix[x, y] = gray[x + 1, y] - gray[x - 1, y]
+    iy[x, y] = gray[x, y + 1] - gray[x, y - 1]
+    shift = 0 if equal_ranges else 1
+    out[x, y] = ix[x, y] * iy[x, y] + ix[x, y - 1] - iy[x + shift, y - 1 + shift]
+    out.split(y, y, yi, 8).parallel(y).vectorize(x, 8)
+    for f in (gray, ix, iy):
+        f.store_at(out, y).compute_at(out, yi).vectorize(x, 8)
+    if fuse:
+        ix.compute_with(iy, x)
+    return out
+
+
+def test_fused_members_over_the_whole_fused_range_need_no_guards():
+    """The guard of each member of a compute_with group tests the member's own range; where
+    that range is the whole fused loop's, the guard always holds and is dropped from every
+    copy partitioning makes (the fused y loop is then not partitioned at all)."""
+    body = lower(pw.Pipeline(fused_gradients())).lowered.body
+    (fused_y,) = loops_named(body, "Iy.s0.y")
+    assert not any(isinstance(n, IfThenElse) for n in walk_stmt(fused_y))
+    # the x loop keeps its ShiftInwards epilogue: a steady state and one edge
+    assert len(loops_named(fused_y, "Iy.s0.x.x")) == 2
+
+
+@pytest.mark.parametrize("width, height", [(8, 8), (9, 8), (23, 9), (40, 17), (64, 16)])
+def test_fused_members_without_guards_match_the_reference(width, height, rng):
+    """Widths with and without a shifted last vector, heights with and without a shifted
+    last strip; the same schedule without compute_with alongside."""
+    for fuse, equal_ranges in ((True, True), (True, False), (False, True)):
+        pipeline = pw.Pipeline(fused_gradients(fuse, equal_ranges))
+        image = rng.integers(-1000, 1000, (height + 5, width + 5)).astype(np.int32)
+        compare(pipeline, [width, height], {"input": image})
