@@ -331,8 +331,9 @@ def build_local_laplacian(
 def build_camera_pipe(m: Any, vec: int = VECTOR_U16, strip: int = 32, schedule: bool = True) -> tuple[Any, dict]:
     """apps/camera_pipe: raw Bayer u16 -> RGB u8 (hot pixel suppression, deinterleave,
     edge-aware demosaic, colour correction, tone curve); output cropped by the 32x24
-    border the algorithm needs. The output's size must be a multiple of 2*vec x 2. Halide's colour matrix and curve are computed
-    from colour temperature, gamma and contrast; here they are fixed (the same for both)."""
+    border the algorithm needs, its size a multiple of 2*vec x 2 (the RoundUp tiles).
+    Halide's colour matrix and curve are computed from colour temperature, gamma and
+    contrast; here they are fixed (the same for both)."""
     x, y, c = m.Var("x"), m.Var("y"), m.Var("c")
     yo, yi = m.Var("yo"), m.Var("yi")
     inp = m.ImageParam(m.UInt(16), 2, "input")

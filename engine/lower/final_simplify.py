@@ -4,7 +4,7 @@ and drop statements that cannot matter (asserts that always hold, loops that nev
 from __future__ import annotations
 
 from pixelweave.engine.ir import expr as E
-from pixelweave.engine.ir.visit import rebuild
+from pixelweave.engine.ir.visit import rebuild, walk
 from pixelweave.engine.lower.simplify import simplify
 from pixelweave.engine.lower.variable_names import VariableNames
 from pixelweave.engine.stmt import (
@@ -13,6 +13,7 @@ from pixelweave.engine.stmt import (
     For,
     IfThenElse,
     LetStmt,
+    Load,
     ProducerConsumer,
     Ramp,
     Stmt,
@@ -129,7 +130,7 @@ class _Simplify(StmtMutator):
         if _trivial(value):
             return self._with(s.name, value, s.body)
         first = self._bound.get(value.key())
-        if first is not None:
+        if first is not None and not _reads_memory(value):
             return self._with(s.name, E.Variable(first, value.type()), s.body)
         return self._let_with_value(s.name, value, s.body)
 
@@ -180,6 +181,12 @@ class _Simplify(StmtMutator):
     def visit_Block(self, s) -> Stmt:  # noqa: N802
         kept = [self.mutate(c) for c in s.stmts]
         return make_block([c for c in kept if not _is_no_op(c)]) if kept else s
+
+
+def _reads_memory(value: E.Expr) -> bool:
+    """Whether value loads or calls: equal text may then be a different value (a store or
+    a call may come between the two lets)."""
+    return any(isinstance(n, (Load, E.Call)) for n in walk(value))
 
 
 def _trivial(value: E.Expr) -> bool:

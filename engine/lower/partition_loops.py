@@ -184,20 +184,25 @@ def _without_implied_tests(body: Stmt, loop: For) -> Stmt:
     """body without the parts of its if conditions that the loop's own range makes true
     (`v >= min`, `v <= min + extent - 1`): the guards of a compute_with group's member
     whose range is the whole fused loop's. Dropped in every copy the partitioning makes,
-    where the partitioning itself drops only the tests of its steady state."""
+    where the partitioning itself drops only the tests of its steady state. A bound that
+    uses a name bound again between the loop and the test is a different value: kept."""
     v, first = loop.name, loop.min
     last = simplify(loop.min + loop.extent - 1)
+    rebound: list[str] = []  # the names bound between the loop and the statement visited
 
     def is_v(e: E.Expr) -> bool:
         return isinstance(e, E.Variable) and e.name == v
+
+    def same_meaning(e: E.Expr) -> bool:
+        return not rebound or not any(x.name in rebound for x in find_variables(e))
 
     def implied(c: E.Expr) -> bool:
         if isinstance(c, (E.GE, E.LE)):
             low, high = (c.b, c.a) if isinstance(c, E.GE) else (c.a, c.b)
             if is_v(high):  # low <= v
-                return _at_most(simplify(low - first), 0)
+                return _at_most(simplify(low - first), 0) and same_meaning(low)
             if is_v(low):  # v <= high
-                return _at_most(simplify(last - high), 0)
+                return _at_most(simplify(last - high), 0) and same_meaning(high)
         return False
 
     def kept(cond: E.Expr) -> E.Expr | None:
@@ -218,10 +223,17 @@ def _without_implied_tests(body: Stmt, loop: For) -> Stmt:
             )
 
         def visit_For(self, s: For) -> Stmt:  # noqa: N802
-            return s if s.name == v else self.default(s)
+            return s if s.name == v else self._binding(s)
 
         def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
-            return s if s.name == v else self.default(s)
+            return s if s.name == v else self._binding(s)
+
+        def _binding(self, s: For | LetStmt) -> Stmt:
+            rebound.append(s.name)
+            try:
+                return self.default(s)
+            finally:
+                rebound.pop()
 
     return _Implied().mutate(body)
 

@@ -9,7 +9,7 @@ from pixelweave.engine.ir.types import Int
 from pixelweave.engine.ir.visit import substitute
 from pixelweave.engine.lower.final_simplify import simplify_stmt
 from pixelweave.engine.lower.simplify import simplify
-from pixelweave.engine.stmt import Block, Evaluate, LetStmt
+from pixelweave.engine.stmt import Block, Evaluate, LetStmt, Load, Store
 
 I32 = Int(32)
 
@@ -69,3 +69,13 @@ def test_a_value_whose_names_are_rebound_is_not_an_alias():
     )
     out = simplify_stmt(LetStmt("a", E.Add(y, y), shadowed))
     assert [s.name for s in _walk(out) if isinstance(s, LetStmt)] == ["a", "c", "c", "d"]
+
+
+def test_a_value_read_from_memory_is_read_again():
+    """`let a = f[i]`, a store to f, `let b = f[i]`: b is the stored value, not a."""
+    i = E.Variable("i", I32, "param")
+    read = E.Add(Load(I32, "f", i), E.Const(I32, 1))
+    use = E.Call(I32, "g", (E.Variable("a", I32), E.Variable("b", I32)), "image")
+    body = LetStmt("a", read, Block([Store("f", E.Const(I32, 7), i), LetStmt("b", read, Evaluate(use))]))
+    out = simplify_stmt(body)
+    assert [s.name for s in _walk(out) if isinstance(s, LetStmt)] == ["a", "b"]

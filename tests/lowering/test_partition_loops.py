@@ -330,3 +330,19 @@ def test_fused_members_without_guards_match_the_reference(width, height, rng):
         pipeline = pw.Pipeline(fused_gradients(fuse, equal_ranges))
         image = rng.integers(-1000, 1000, (height + 5, width + 5)).astype(np.int32)
         compare(pipeline, [width, height], {"input": image})
+
+
+def test_a_test_of_a_rebound_name_is_kept():
+    """`for v in [a, a + 10): let a = a + 5 in if (v >= a) ...`: the inner a is another
+    value, so the test is not the loop's own range and stays (in the partitioned edges)."""
+    from pixelweave.engine.ir.types import Int
+    from pixelweave.engine.lower.partition_loops import partition_loops
+    from pixelweave.engine.stmt import Evaluate, ForType
+
+    i32 = Int(32)
+    v, a = E.Variable("v", i32), E.Variable("a", i32)
+    guarded = IfThenElse(E.GE(v, a), Evaluate(E.Call(i32, "g", (v,), "image")))
+    loop = For("v", a, E.Const(i32, 10), ForType.SERIAL, LetStmt("a", E.Add(a, E.Const(i32, 5)), guarded))
+    out = partition_loops(LetStmt("a", E.Variable("n", i32, "param"), loop), {})
+    tests = [n for n in walk_stmt(out) if isinstance(n, IfThenElse)]
+    assert tests and all(str(t.condition) == str(E.GE(v, a)) for t in tests)
