@@ -105,7 +105,11 @@ class _Simplify(StmtMutator):
         """let name = value in body, with value remembered while body is mutated."""
         uses = (*self._names_in(value), name)
         bound = self._forget_values_of(name)
-        self._bound = {**self._bound, value.key(): name}
+        # In place, undone on the way out (a nested rebinding swaps the table and puts this
+        # one back): a copy per let was quadratic in a long chain of lets.
+        key = value.key()
+        previous = self._bound.get(key)  # (a value read from memory is bound again)
+        self._bound[key] = name
         for n in uses:
             self._bound_uses[n] = self._bound_uses.get(n, 0) + 1
         try:
@@ -113,6 +117,10 @@ class _Simplify(StmtMutator):
         finally:
             for n in uses:
                 self._bound_uses[n] -= 1
+            if previous is None:
+                del self._bound[key]
+            else:
+                self._bound[key] = previous
             self._bound = bound
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
