@@ -4,6 +4,7 @@ and drop statements that cannot matter (asserts that always hold, loops that nev
 from __future__ import annotations
 
 from pixelweave.engine.ir import expr as E
+from pixelweave.engine.ir.types import Type
 from pixelweave.engine.ir.visit import rebuild, walk
 from pixelweave.engine.lower.simplify import simplify
 from pixelweave.engine.lower.variable_names import VariableNames
@@ -45,8 +46,11 @@ class _Simplify(StmtMutator):
         # the names they depend on: a let whose value is already bound becomes an alias of
         # the first one. The members of a compute_with group get equal bounds under
         # different names, and only as aliases can their guards be seen to be the same.
-        self._bound: dict[object, str] = {}
+        self._bound: dict[object, tuple[str, int]] = {}  # key -> (name, c): the value is name + c
         self._bound_uses: dict[str, int] = {}
+        # Names that substituted aliases and offsets read (`let b = a + 1` substituted as
+        # `a + 1`): binding one of them again below would change what the substitution reads.
+        self._pinned: dict[str, int] = {}
 
     def mutate_expr(self, e: E.Expr) -> E.Expr:
         return simplify(self._substitute(e) if self.env else e)
@@ -78,11 +82,11 @@ class _Simplify(StmtMutator):
 
     def _with(self, name: str, value: E.Expr, body: Stmt) -> Stmt:
         """body mutated with name replaced by value."""
+        bound = self._forget_values_of(name)
         missing = object()
         saved = self.env.get(name, missing)
         self.env[name] = value
         outer = self._enter_state()
-        bound = self._forget_values_of(name)
         try:
             return self.mutate(body)
         finally:
@@ -96,20 +100,27 @@ class _Simplify(StmtMutator):
     def _forget_values_of(self, name: str) -> dict[object, str]:
         """Rebinding name invalidates every remembered value that uses it (or is bound to
         it); returns the table to restore when the rebinding's scope ends."""
+        if self._pinned.get(name):
+            raise _Captured(name)
         bound = self._bound
         if bound and self._bound_uses.get(name):
             self._bound = {}
         return bound
 
     def _let_with_value(self, name: str, value: E.Expr, body: Stmt) -> Stmt:
-        """let name = value in body, with value remembered while body is mutated."""
+        """let name = value in body, with value remembered while body is mutated (and, for
+        `inner + c`, inner as `name - c`)."""
         uses = (*self._names_in(value), name)
         bound = self._forget_values_of(name)
         # In place, undone on the way out (a nested rebinding swaps the table and puts this
         # one back): a copy per let was quadratic in a long chain of lets.
-        key = value.key()
-        previous = self._bound.get(key)  # (a value read from memory is bound again)
-        self._bound[key] = name
+        entries = [(value.key(), (name, 0))]
+        split = _split_offset(value)
+        if split is not None:
+            entries.append((split[0].key(), (name, -split[1])))
+        previous = [(key, self._bound.get(key)) for key, _ in entries]  # (a value read from memory is bound again)
+        for key, entry in entries:
+            self._bound[key] = entry
         for n in uses:
             self._bound_uses[n] = self._bound_uses.get(n, 0) + 1
         try:
@@ -117,10 +128,11 @@ class _Simplify(StmtMutator):
         finally:
             for n in uses:
                 self._bound_uses[n] -= 1
-            if previous is None:
-                del self._bound[key]
-            else:
-                self._bound[key] = previous
+            for key, entry in reversed(previous):
+                if entry is None:
+                    self._bound.pop(key, None)
+                else:
+                    self._bound[key] = entry
             self._bound = bound
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
@@ -137,10 +149,46 @@ class _Simplify(StmtMutator):
             return body if base is scalar else LetStmt(base.name, scalar, body)
         if _trivial(value):
             return self._with(s.name, value, s.body)
-        first = self._bound.get(value.key())
-        if first is not None and not _reads_memory(value):
-            return self._with(s.name, E.Variable(first, value.type()), s.body)
+        replacement = self._in_terms_of_bound(value)
+        if replacement is not None:
+            try:
+                return self._with_pinned(s.name, replacement, s.body)
+            except _Captured as captured:
+                if captured.name not in self._names_in(replacement):
+                    raise
+            # the body binds a name the replacement reads again: it would read the new binding
         return self._let_with_value(s.name, value, s.body)
+
+    def _with_pinned(self, name: str, replacement: E.Expr, body: Stmt) -> Stmt:
+        """body mutated with name replaced by replacement, an expression of names bound
+        outside: a binding of one of them in body raises _Captured (the caller keeps the let)."""
+        names = self._names_in(replacement)
+        for n in names:
+            self._pinned[n] = self._pinned.get(n, 0) + 1
+        try:
+            return self._with(name, replacement, body)
+        finally:
+            for n in names:
+                self._pinned[n] -= 1
+
+    def _in_terms_of_bound(self, value: E.Expr) -> E.Expr | None:
+        """value as a let in scope (an alias) or a variable plus a constant, where it is one:
+        the let is then substituted as that. Equal values under two names become one name,
+        and lets with one base and different offsets (a tile's `x.min` and `x.max`) have a
+        constant difference, which decides the tile's loops and their partitions."""
+        hit = self._bound.get(value.key())
+        if hit is not None:
+            return None if _reads_memory(value) else _plus(hit[0], hit[1], value.type())
+        split = _split_offset(value)
+        if split is None:
+            return None
+        inner, offset = split
+        if isinstance(inner, E.Variable):
+            return value
+        hit = self._bound.get(inner.key())
+        if hit is None or _reads_memory(inner):
+            return None
+        return _plus(hit[0], hit[1] + offset, value.type())
 
     def _without(self, name: str, body: Stmt, forget: bool = True) -> Stmt:
         """body mutated where name is bound by a let of its own (shadowing any outer value);
@@ -189,6 +237,32 @@ class _Simplify(StmtMutator):
     def visit_Block(self, s) -> Stmt:  # noqa: N802
         kept = [self.mutate(c) for c in s.stmts]
         return make_block([c for c in kept if not _is_no_op(c)]) if kept else s
+
+
+def _split_offset(value: E.Expr) -> tuple[E.Expr, int] | None:
+    """(inner, c) where value is `inner + c` or `inner - c` of a scalar signed integer type
+    (where a sum of offsets is exact: no rounding, and it wraps as the original does)."""
+    if isinstance(value, (E.Add, E.Sub)) and isinstance(value.b, E.Const):
+        t = value.type()
+        if t.is_int() and not t.is_vector():
+            return value.a, int(value.b.value) if isinstance(value, E.Add) else -int(value.b.value)
+    return None
+
+
+def _plus(name: str, offset: int, t: Type) -> E.Expr:
+    """The variable name plus a constant offset."""
+    variable = E.Variable(name, t)
+    if offset == 0:
+        return variable
+    return E.Add(variable, E.Const(t, offset)) if offset > 0 else E.Sub(variable, E.Const(t, -offset))
+
+
+class _Captured(Exception):
+    """A name that a substituted let's replacement reads is bound again inside its scope."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
 
 
 def _reads_memory(value: E.Expr) -> bool:

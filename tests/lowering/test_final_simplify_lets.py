@@ -63,12 +63,53 @@ def test_a_value_whose_names_are_rebound_is_not_an_alias():
     plus = E.Add(a, E.Const(I32, 1))
     inner = LetStmt("a", E.Mul(y, y), LetStmt("b", plus, Evaluate(E.Call(I32, "g", (E.Variable("b", I32), c), "image"))))
     out = simplify_stmt(LetStmt("a", E.Add(y, y), LetStmt("c", plus, inner)))
-    assert [s.name for s in _walk(out) if isinstance(s, LetStmt)] == ["a", "c", "a", "b"]
+    # c stays a let (its `a + 1` would read the inner a); b is substituted as the inner `a + 1`
+    assert [s.name for s in _walk(out) if isinstance(s, LetStmt)] == ["a", "c", "a"]
+    (evaluated,) = [s for s in _walk(out) if isinstance(s, Evaluate)]
+    assert str(evaluated.value) == str(E.Call(I32, "g", (plus, c), "image"))
     shadowed = LetStmt(
         "c", plus, LetStmt("c", E.Mul(y, y), LetStmt("d", plus, Evaluate(E.Call(I32, "g", (E.Variable("d", I32), c), "image"))))
     )
     out = simplify_stmt(LetStmt("a", E.Add(y, y), shadowed))
-    assert [s.name for s in _walk(out) if isinstance(s, LetStmt)] == ["a", "c", "c", "d"]
+    lets = [s for s in _walk(out) if isinstance(s, LetStmt)]
+    assert [(s.name, str(s.value)) for s in lets] == [("a", str(simplify(E.Add(y, y)))), ("c", str(E.Mul(y, y)))]
+    (evaluated,) = [s for s in _walk(out) if isinstance(s, Evaluate)]
+    assert str(evaluated.value) == str(E.Call(I32, "g", (plus, c), "image"))  # d is `a + 1`, not the inner c
+
+
+def test_an_offset_let_is_substituted_so_that_differences_fold():
+    """`let hi = lo_value + 63` after `let lo = lo_value`: uses of hi read `lo + 63`, so
+    `hi - lo` (a tile's extent) is the constant 63."""
+    y = E.Variable("y", I32, "param")
+    lo_value = E.Mul(y, E.Const(I32, 64))
+    lo, hi = E.Variable("lo", I32), E.Variable("hi", I32)
+    use = E.Call(I32, "g", (E.Sub(hi, lo), lo), "image")
+    out = simplify_stmt(LetStmt("lo", lo_value, LetStmt("hi", E.Add(lo_value, E.Const(I32, 63)), Evaluate(use))))
+    assert [s.name for s in _walk(out) if isinstance(s, LetStmt)] == ["lo"]
+    (evaluated,) = [s for s in _walk(out) if isinstance(s, Evaluate)]
+    assert str(evaluated.value) == str(E.Call(I32, "g", (E.Const(I32, 63), lo), "image"))
+    # with offsets on both (a stencil's `min - 1` and `max + 8`): the difference is 9
+    out = simplify_stmt(
+        LetStmt(
+            "lo",
+            E.Sub(lo_value, E.Const(I32, 1)),
+            LetStmt("hi", E.Add(lo_value, E.Const(I32, 8)), Evaluate(use)),
+        )
+    )
+    assert [s.name for s in _walk(out) if isinstance(s, LetStmt)] == ["lo"]
+    (evaluated,) = [s for s in _walk(out) if isinstance(s, Evaluate)]
+    assert str(evaluated.value) == str(E.Call(I32, "g", (E.Const(I32, 9), lo), "image"))
+
+
+def test_an_alias_whose_name_is_bound_again_stays_a_let():
+    """`let b = <value of a>` is not read as `a` where a is bound again below it."""
+    y = E.Variable("y", I32, "param")
+    value = E.Mul(y, y)
+    b = E.Variable("b", I32)
+    inner = LetStmt("a", E.Add(y, y), Evaluate(E.Call(I32, "g", (b, E.Variable("a", I32)), "image")))
+    out = simplify_stmt(LetStmt("a", value, LetStmt("b", value, inner)))
+    lets = [s for s in _walk(out) if isinstance(s, LetStmt)]
+    assert [(s.name, str(s.value)) for s in lets] == [("a", str(value)), ("b", str(value)), ("a", str(simplify(E.Add(y, y))))]
 
 
 def test_a_value_read_from_memory_is_read_again():
