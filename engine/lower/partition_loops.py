@@ -19,6 +19,13 @@ into the loop's, so the three loops always cover the original iterations exactly
 order. In the prologue and epilogue, a boundary fast path whose test the steady state
 takes over keeps only its general case (the original code it was made from).
 
+A parallel loop stays one loop whose iterations choose their body, as in Halide:
+
+    parallel for v in [min, end): if (prologue_end <= v < steady_end) steady else edges
+
+(two copies of the body instead of three, and one parallel dispatch instead of three,
+each of which would wait for the one before).
+
 Loops are partitioned innermost first. The policy of each loop comes from the schedule
 (`Func.partition(v, Partition.Auto|Never|Always)`); ALWAYS on a loop with nothing to
 partition is an error, as in Halide.
@@ -171,6 +178,13 @@ def _partition(loop: For, tail_body: Callable[[], Stmt]) -> Stmt | None:
     high = simplify(high)
     steady_body = _steady(body, solved)
     edge_body = _without_fast_paths(tail_body(), solved)
+    if loop.for_type == ForType.PARALLEL:
+        # As in Halide: one parallel loop whose iterations choose their body, not three
+        # loops each waiting for the one before (and two copies of the body, not three).
+        var = E.Variable(v, I32)
+        inside = E.And(E.LE(prologue_end, var), E.LT(var, steady_end))
+        chosen = IfThenElse(inside, steady_body, edge_body)
+        return LetStmt(prologue_end.name, low, LetStmt(steady_end.name, high, For(v, start, loop.extent, loop.for_type, chosen)))
     loops = []
     if bounds.lows:
         loops.append(For(v, start, simplify(E.Sub(prologue_end, start)), loop.for_type, edge_body))

@@ -340,6 +340,9 @@ def _simplify_node(e: E.Expr) -> E.Expr:  # noqa: C901 - one rule family per nod
                         # (c*k*x + t) / c == k*x + t / c exactly (Euclidean, c > 0).
                         scaled = {k: [n, coeff // c] for k, (n, coeff) in terms.items()}
                         return _from_linear(scaled, total // c)
+                    nested = _nested_division(terms, total, c)
+                    if nested is not None:
+                        return nested
         elif isinstance(e, E.Mod):
             if (_is_const(b, 1) or _is_const(a, 0)) and not t.is_float():
                 return const(t, 0)
@@ -398,6 +401,21 @@ def _simplify_node(e: E.Expr) -> E.Expr:  # noqa: C901 - one rule family per nod
             return e
         return const(t, value)
     return e
+
+
+def _nested_division(terms: dict[tuple, list], total: int, c: int) -> E.Expr | None:
+    """(x / d + t) / c as (x + d*t) / (d*c) (floor division, d and c positive: exact).
+    A pyramid's sizes are such chains (`((((w / 2) + 1) / 2) + 1) / 2`), one division per
+    level; as one division each, bounds stay short along a deep pyramid."""
+    if len(terms) != 1:
+        return None
+    ((node, coeff),) = terms.values()
+    if coeff != 1 or not isinstance(node, E.Div) or not isinstance(node.b, E.Const) or node.b.value <= 0:
+        return None
+    d = node.b.value
+    if d * c >= 1 << 30 or abs(d * total) >= 1 << 30:
+        return None
+    return simplify(E.Div(E.Add(node.a, const(I32, d * total)), const(I32, d * c)))
 
 
 def _simplify_min_max(e: E.Expr) -> E.Expr:

@@ -12,6 +12,10 @@ from pixelweave.engine.stmt import For, ForType, LetStmt, Stmt, make_block
 from pixelweave.engine.stmt_visit import StmtMutator
 
 MAX_UNROLL = 256
+# Nested unrolled loops multiply: 16 x 16 x 2 copies of a small gather took 85 s to
+# compile, 16 x 16 x 16 many minutes. Beyond this many copies of one body the schedule is
+# refused at once (Halide's apps unroll a body into at most a few dozen copies).
+MAX_UNROLLED_COPIES = 256
 
 
 def unroll_loops(stmt: Stmt) -> Stmt:
@@ -21,6 +25,7 @@ def unroll_loops(stmt: Stmt) -> Stmt:
 class _Unroll(StmtMutator):
     def __init__(self) -> None:
         self.lets: dict[str, E.Expr] = {}  # the values of the lets around the statement visited
+        self.copies = 1  # the most copies of one body the unrolled loops visited so far make
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
         outer = self.lets.get(s.name)
@@ -48,7 +53,9 @@ class _Unroll(StmtMutator):
 
     def visit_For(self, s: For) -> Stmt:  # noqa: N802
         hidden = self.lets.pop(s.name, None)  # the loop's variable is not an outer let of its name
+        before, self.copies = self.copies, 1
         body = self.mutate(s.body)
+        inner, self.copies = self.copies, max(before, self.copies)
         if hidden is not None:
             self.lets[s.name] = hidden
         if s.for_type != ForType.UNROLLED:
@@ -65,5 +72,12 @@ class _Unroll(StmtMutator):
                 f"refusing to unroll {describe_loop(s.name)} {extent} times (at most {MAX_UNROLL}); use "
                 f"unroll(var, factor) with a factor of at most {MAX_UNROLL}"
             )
+        if extent * inner > MAX_UNROLLED_COPIES:
+            raise ScheduleError(
+                f"refusing to unroll {describe_loop(s.name)} {extent} times around {inner} copies that the "
+                f"unrolled loops inside it make: {extent * inner} copies of one body (at most "
+                f"{MAX_UNROLLED_COPIES}); unroll fewer of the nested loops, or by smaller factors"
+            )
+        self.copies = max(before, extent * inner)
         copies = [LetStmt(s.name, simplify(s.min + E.Const(Int(32), i)), body) for i in range(extent)]
         return make_block(copies)

@@ -82,14 +82,15 @@ def clamps_of(s: Stmt) -> list[E.Expr]:
 def test_steady_state_has_no_boundary_tests():
     f, _, _ = stencil("vector")
     body = lower(pw.Pipeline(f)).lowered.body
-    # x is partitioned inside y's steady state only: as in Halide, the prologue and
-    # epilogue of an outer partitioned loop keep their inner loops whole (Partition.Auto)
-    assert len(loops_named(body, "f.s0.y")) == 3
-    x_loops = loops_named(body, "f.s0.x.x")
-    assert len(x_loops) == 5
-    for edge in (loops_named(body, "f.s0.y")[0], loops_named(body, "f.s0.y")[2]):
-        assert len(loops_named(edge, "f.s0.x.x")) == 1
-    steady_y = loops_named(body, "f.s0.y")[1]
+    # y is parallel: as in Halide, one loop whose iterations choose the steady body or the
+    # edges' (not three parallel loops, each waiting for the one before)
+    (y_loop,) = loops_named(body, "f.s0.y")
+    assert isinstance(y_loop.body, IfThenElse)
+    steady_y, edge_y = y_loop.body.then_case, y_loop.body.else_case
+    # x is partitioned in y's steady state only: as in Halide, the edges of an outer
+    # partitioned loop keep their inner loops whole (Partition.Auto)
+    assert len(loops_named(body, "f.s0.x.x")) == 4
+    assert len(loops_named(edge_y, "f.s0.x.x")) == 1
     prologue, steady, epilogue = loops_named(steady_y, "f.s0.x.x")
     assert not any(isinstance(n, IfThenElse) for n in walk_stmt(steady.body))
     assert clamps_of(steady.body) == []
@@ -99,11 +100,18 @@ def test_steady_state_has_no_boundary_tests():
         assert not any(isinstance(n, IfThenElse) for n in walk_stmt(tested.body))
 
 
+def test_a_serial_loop_is_three_loops():
+    f, _, _ = stencil("serial")
+    body = lower(pw.Pipeline(f)).lowered.body
+    assert len(loops_named(body, "f.s0.y")) == 3  # prologue, steady state, epilogue
+    assert len(loops_named(body, "f.s0.x")) == 5  # three parts in y's steady state, one in each edge
+
+
 def test_always_partitions_inside_the_edges_of_outer_loops_too(rng):
     f, _, _ = stencil("vector", pw.Partition.Always)
     pipeline = pw.Pipeline(f)
     body = lower(pipeline).lowered.body
-    assert len(loops_named(body, "f.s0.x.x")) == 9  # three x parts in each of the three y parts
+    assert len(loops_named(body, "f.s0.x.x")) == 6  # three x parts in y's steady body and in its edges' body
     image = rng.integers(-50, 50, (7, 40)).astype(np.int32)
     compare(pipeline, [40, 7], {"input": image})
 
@@ -112,7 +120,7 @@ def test_never_keeps_the_loop_whole(rng):
     f, _, _ = stencil("vector", pw.Partition.Never)
     pipeline = pw.Pipeline(f)
     body = lower(pipeline).lowered.body
-    assert len(loops_named(body, "f.s0.x.x")) == 3  # one per y part: x itself not partitioned
+    assert len(loops_named(body, "f.s0.x.x")) == 2  # one per y body: x itself not partitioned
     lets = {n.name for n in walk_stmt(body) if isinstance(n, LetStmt)}
     assert "f.s0.x.x.prologue_end" not in lets and "f.s0.y.prologue_end" in lets
     image = rng.integers(-50, 50, (5, 30)).astype(np.int32)
@@ -139,7 +147,7 @@ def test_split_loops_inherit_the_policy():
 
 def test_always_partitions_or_fails():
     f, _, _ = stencil("vector", pw.Partition.Always)
-    assert len(loops_named(lower(pw.Pipeline(f)).lowered.body, "f.s0.x.x")) == 9
+    assert len(loops_named(lower(pw.Pipeline(f)).lowered.body, "f.s0.x.x")) == 6
     x, y = pw.Var("x"), pw.Var("y")
     inp = pw.ImageParam(pw.Float(32), 2, "input")
     g = pw.Func("g")

@@ -71,6 +71,19 @@ def test_unroll_a_dimension_of_non_constant_extent():
         pw.Pipeline(g).lowered_stmt()
 
 
+def test_nested_unrolls_beyond_the_copies_limit_are_refused():
+    """Each loop within the per-loop limit, but 16 x 16 x 2 copies of one body: refused at
+    once (it compiled for 85 s), while 16 x 16 copies still unroll."""
+    f, g, x, y = two_stage()
+    xo, xi, yo, yi = pw.Var("xo"), pw.Var("xi"), pw.Var("yo"), pw.Var("yi")
+    g.split(x, xo, xi, 16).split(y, yo, yi, 16).unroll(xi).unroll(yi).unroll(xo, 2)
+    with pytest.raises(ScheduleError, match=r"refusing to unroll .* 512 copies of one body \(at most 256\)"):
+        pw.Pipeline(g).lowered_stmt()
+    f, g, x, y = two_stage()
+    g.split(x, xo, xi, 16).split(y, yo, yi, 16).unroll(xi).unroll(yi)
+    assert pw.Pipeline(g).lowered_stmt().count("g[") >= 256
+
+
 def test_parallel_reduction_variable():
     x = pw.Var("x")
     inp = pw.ImageParam(pw.UInt(8), 1, "input")
