@@ -184,7 +184,8 @@ def _partition(loop: For, tail_body: Callable[[], Stmt]) -> Stmt | None:
         var = E.Variable(v, I32)
         inside = E.And(E.LE(prologue_end, var), E.LT(var, steady_end))
         chosen = IfThenElse(inside, steady_body, edge_body)
-        return LetStmt(prologue_end.name, low, LetStmt(steady_end.name, high, For(v, start, loop.extent, loop.for_type, chosen)))
+        one_loop = For(v, start, loop.extent, loop.for_type, chosen)
+        return LetStmt(prologue_end.name, low, LetStmt(steady_end.name, high, one_loop))
     loops = []
     if bounds.lows:
         loops.append(For(v, start, simplify(E.Sub(prologue_end, start)), loop.for_type, edge_body))
