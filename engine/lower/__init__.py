@@ -30,6 +30,7 @@ from pixelweave.engine.lower.flatten import memory_types_by_buffer, storage_flat
 from pixelweave.engine.lower.hoist_storage import hoist_storage
 from pixelweave.engine.lower.inline import inline_functions
 from pixelweave.engine.lower.input_checks import add_input_checks
+from pixelweave.engine.lower.lift_root_lets import lift_root_lets
 from pixelweave.engine.lower.memoization import check_memoized, inject_memoization
 from pixelweave.engine.lower.opencl_vectorize import vectorize_loops_for_opencl
 from pixelweave.engine.lower.partition_loops import partition_loops
@@ -139,6 +140,7 @@ def _lower(
     passes: list[tuple[str, Callable[[Stmt], Stmt]]] = [
         ("bounds inference", lambda s: bounds_inference(ctx, s)),
         ("sliding window", lambda s: sliding_window(ctx, s)),
+        ("root lets above storage", lift_root_lets),
         ("allocation bounds", lambda s: allocation_bounds(ctx, s)),
         ("explicit storage folding", lambda s: explicit_storage_folding(ctx, s)),
         ("storage folding", lambda s: storage_folding(ctx, s)),

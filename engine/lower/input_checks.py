@@ -16,7 +16,7 @@ from pixelweave.engine.lower.flatten import output_first_strides
 from pixelweave.engine.lower.region import Scopes, box_touched
 from pixelweave.engine.reference import dim_label
 from pixelweave.engine.schedule import TailStrategy
-from pixelweave.engine.stmt import AssertStmt, Stmt, make_block
+from pixelweave.engine.stmt import AssertStmt, LetStmt, Stmt, make_block
 
 
 def _dense(name: str, what: str, want: int = 1) -> AssertStmt:
@@ -37,10 +37,18 @@ def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
         for info in ctx.funcs
         if info.is_output and info.pure_vars
     ]
-    scopes = Scopes()  # every input and output is asked about below the same statement
+    # The inputs are checked below the lets at the top (the Funcs' loop bounds, named), so
+    # that their regions name those lets rather than repeat their values.
+    lets: list[LetStmt] = []
+    body = stmt
+    while isinstance(body, LetStmt):
+        lets.append(body)
+        body = body.body
+    scopes = Scopes()  # every input is asked about below the same statement
+    input_checks: list[Stmt] = []
     for image in ctx.images:
         name = image.name()
-        box = box_touched(stmt, name, scopes=scopes)
+        box = box_touched(body, name, scopes=scopes)
         if box is None:
             continue
         for i, iv in enumerate(box):
@@ -52,7 +60,10 @@ def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
                 )
         dims = image.dimensions()
         mins = [buffer_min(name, i) for i in range(dims)]
-        checks += assert_within(name, "input", box, mins, [buffer_extent(name, i) for i in range(dims)], "read")
+        input_checks += assert_within(name, "input", box, mins, [buffer_extent(name, i) for i in range(dims)], "read")
+    # An output's region is in the pipeline's parameters (ctx.output_regions is evaluated
+    # from them): it is asked about the whole statement (its check may go anywhere).
+    scopes = Scopes()
     for info in ctx.funcs:
         if not info.is_output:
             continue
@@ -62,7 +73,7 @@ def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
         dims = len(info.pure_vars)
         if all(iv.is_bounded() for iv in box):
             ctx.output_regions[info.name] = [(iv.lo, iv.hi) for iv in box]
-        checks += assert_within(
+        input_checks += assert_within(  # (after the inputs': a read outside an input is the first cause)
             info.name,
             "output",
             box,
@@ -70,7 +81,10 @@ def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
             [buffer_extent(info.name, i) for i in range(dims)],
             hint=unguarded_split_hint(info),
         )
-    return make_block([*checks, stmt])
+    checked: Stmt = make_block([*input_checks, body])
+    for let in reversed(lets):
+        checked = LetStmt(let.name, let.value, checked)
+    return make_block([*checks, checked])
 
 
 def unguarded_split_hint(info: FuncInfo) -> str:
