@@ -97,7 +97,7 @@ class _Simplify(StmtMutator):
             else:
                 self.env[name] = saved  # type: ignore[assignment]
 
-    def _forget_values_of(self, name: str) -> dict[object, str]:
+    def _forget_values_of(self, name: str) -> dict[object, tuple[str, int]]:
         """Rebinding name invalidates every remembered value that uses it (or is bound to
         it); returns the table to restore when the rebinding's scope ends."""
         if self._pinned.get(name):
