@@ -46,13 +46,19 @@ class _Lift(StmtMutator):
             self.loops -= 1
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:  # noqa: N802
-        if self.loops or not depends_only_on_root(s.value, self.root):
-            return self.default(s)
-        self.root.add(s.name)
+        root = not self.loops and depends_only_on_root(s.value, self.root)
+        outer = s.name in self.root  # (a let of the same name around this one)
+        if root:
+            self.root.add(s.name)
+        else:
+            self.root.discard(s.name)
         try:
             return self.default(s)
         finally:
-            self.root.discard(s.name)
+            if outer:
+                self.root.add(s.name)
+            else:
+                self.root.discard(s.name)
 
     def visit_Realize(self, s: Realize) -> Stmt:  # noqa: N802
         body = self.mutate(s.body)
