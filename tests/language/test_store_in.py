@@ -36,7 +36,7 @@ def test_storage_goes_where_it_is_asked_and_the_image_is_halides(memory, where):
 
 def test_stack_storage_of_a_size_known_only_at_run_time_is_checked_before_it_is_made():
     pipeline = pw.Pipeline(_tiled("Stack", root=True)(pw)["out"])
-    assert "allocate f[int32 * (f.extent.0 * g.extent.1)] on stack" in pipeline.lowered_stmt()
+    assert "allocate f[int32 * (f.extent.0 * f.extent.1)] on stack" in pipeline.lowered_stmt()
     fn = pipeline.compile()
     np.testing.assert_array_equal(fn([24, 3]), pipeline.realize_reference([24, 3]))
     with pytest.raises(
