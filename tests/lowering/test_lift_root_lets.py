@@ -6,6 +6,7 @@ reference's image, and a read outside the input is still reported before anythin
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -55,7 +56,7 @@ def test_the_head_of_the_statement_grows_by_a_constant_per_level():
     for levels in (3, 6, 9):
         stmt = pw.Pipeline(pyramid(levels)).lowered_stmt()
         heads.append(len(stmt[: stmt.index("produce")]))
-    growth = [b - a for a, b in zip(heads, heads[1:])]
+    growth = [b - a for a, b in itertools.pairwise(heads)]
     assert max(growth) <= 1.2 * min(growth)  # linear in the levels (each repeated chain grew)
     assert growth[0] < 1000  # three levels' lets and checks
 
