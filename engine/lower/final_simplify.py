@@ -51,6 +51,7 @@ class _Simplify(StmtMutator):
         # Names that substituted aliases and offsets read (`let b = a + 1` substituted as
         # `a + 1`): binding one of them again below would change what the substitution reads.
         self._pinned: dict[str, int] = {}
+        self._rebound: set[str] = set()  # names found bound again inside such a substitution
 
     def mutate_expr(self, e: E.Expr) -> E.Expr:
         return simplify(self._substitute(e) if self.env else e)
@@ -150,13 +151,16 @@ class _Simplify(StmtMutator):
         if _trivial(value):
             return self._with(s.name, value, s.body)
         replacement = self._in_terms_of_bound(value)
-        if replacement is not None:
+        if replacement is not None and self._rebound.isdisjoint(self._names_in(replacement)):
             try:
                 return self._with_pinned(s.name, replacement, s.body)
             except _Captured as captured:
                 if captured.name not in self._names_in(replacement):
                     raise
-            # the body binds a name the replacement reads again: it would read the new binding
+                # The body binds a name the replacement reads again: it would read the new
+                # binding. That name is not substituted for again in this pass, so nested
+                # substitutions through it fail once each, not once per enclosing attempt.
+                self._rebound.add(captured.name)
         return self._let_with_value(s.name, value, s.body)
 
     def _with_pinned(self, name: str, replacement: E.Expr, body: Stmt) -> Stmt:
