@@ -273,20 +273,31 @@ class Allocate(Stmt):
         return Allocate(self.name, self.type, c[0], self.on_stack, c[1], alias)
 
 
+# The intrinsic (an Evaluate of a Call of no arguments) that orders every streaming store
+# before it with every store after it (streaming_stores.py places it).
+STORE_FENCE = "streaming_store_fence"
+
+
 class Store(Stmt):
-    """Flat store `buffer[index] = value` (vector index and value for vector stores)."""
+    """Flat store `buffer[index] = value` (vector index and value for vector stores).
 
-    __slots__ = ("atomic", "buffer", "index", "value")
+    `streaming`, where set, is a per-call condition under which the store may bypass the
+    caches (a non-temporal store: streaming_stores.py)."""
 
-    def __init__(self, buffer: str, value: E.Expr, index: E.Expr, atomic: str | None = None) -> None:
+    __slots__ = ("atomic", "buffer", "index", "streaming", "value")
+
+    def __init__(
+        self, buffer: str, value: E.Expr, index: E.Expr, atomic: str | None = None, streaming: E.Expr | None = None
+    ) -> None:
         self.buffer, self.value, self.index = buffer, value, index
         self.atomic = atomic  # as Provide.atomic: an atomic read-modify-write of the element
+        self.streaming = streaming
 
     def children(self):
-        return (self.value, self.index)
+        return (self.value, self.index) if self.streaming is None else (self.value, self.index, self.streaming)
 
     def with_children(self, c) -> Store:
-        return Store(self.buffer, c[0], c[1], self.atomic)
+        return Store(self.buffer, c[0], c[1], self.atomic, c[2] if len(c) > 2 else None)
 
 
 class IfThenElse(Stmt):

@@ -103,7 +103,8 @@ def _emit_one(s: Stmt, depth: int, out: list[str], names: NameSource, fmt, check
         _emit(s.body, depth, out, names, check)
         out.append(f"{pad}free {s.name}")
     elif isinstance(s, Store):
-        out.append(f"{pad}{s.buffer}[{fmt(s.index)}] = {fmt(s.value)}")
+        streaming = "" if s.streaming is None else f"  (streaming if {fmt(s.streaming)})"
+        out.append(f"{pad}{s.buffer}[{fmt(s.index)}] = {fmt(s.value)}{streaming}")
     elif isinstance(s, IfThenElse):
         out.append(f"{pad}if ({fmt(s.condition)}) {{")
         _emit(s.then_case, depth + 1, out, names, check)

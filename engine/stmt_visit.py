@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from pixelweave.engine.ir import expr as E
-from pixelweave.engine.stmt import Stmt
+from pixelweave.engine.ir.visit import walk
+from pixelweave.engine.stmt import Load, Stmt
 
 
 def walk_stmt(s: Stmt) -> Iterator[Stmt]:
@@ -23,6 +24,12 @@ def stmt_exprs(s: Stmt) -> Iterator[E.Expr]:
         for c in node.children():
             if isinstance(c, E.Expr):
                 yield c
+
+
+def reads_memory(e: E.Expr) -> bool:
+    """Whether e loads from a buffer or calls a function: two evaluations of it may differ
+    (a store or a call may come between them), so it cannot be moved or merged freely."""
+    return any(isinstance(n, (Load, E.Call)) for n in walk(e))
 
 
 _UNKNOWN = object()

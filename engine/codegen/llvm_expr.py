@@ -38,6 +38,7 @@ from pixelweave.engine.codegen.llvm_ir import (
 )
 from pixelweave.engine.codegen.llvm_periodic_load import periodic_index, periodic_load
 from pixelweave.engine.codegen.llvm_semantics import Semantics
+from pixelweave.engine.codegen.llvm_streaming_store import store_fence, streamed_alignment, streaming_store, streams_on
 from pixelweave.engine.codegen.llvm_table_lookup import table_lookup, table_window
 from pixelweave.engine.codegen.llvm_vector_math import VectorMath, uses_vector_math
 from pixelweave.engine.errors import CompileError
@@ -45,7 +46,7 @@ from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.debug_calls import DEBUG_CALL_PREFIXES, DEBUG_HOOKS
 from pixelweave.engine.ir.memoize_calls import BUFFER_ADDRESS_PREFIX, MEMOIZE_CALL_PREFIXES, MEMOIZE_HOOKS
 from pixelweave.engine.ir.types import Int, Type
-from pixelweave.engine.stmt import Broadcast, Load, Ramp, Store, constant_int
+from pixelweave.engine.stmt import STORE_FENCE, Broadcast, Load, Ramp, Store, constant_int
 
 if TYPE_CHECKING:
     from pixelweave.engine.codegen.llvm import _Function
@@ -167,7 +168,11 @@ class ExprCodeGen:
         idx = s.index
         if isinstance(idx, Ramp) and constant_int(idx.stride) == 1:
             p = b.gep(elem, ref.pointer, self._address(idx.base), f"{s.buffer}.addr")
-            b.store(value, p, align)
+            streamed = streamed_alignment(t.lanes * align) if s.streaming is not None else None
+            if streamed is not None and streams_on(self.module.triple):
+                streaming_store(b, value, p, self._expr(s.streaming, hint="streaming"), streamed, align)
+            else:
+                b.store(value, p, align)
             return
         scatter(b, self.module, value, elem, ref.pointer, self._index64(self._expr(idx, hint="index")), align)
 
@@ -524,6 +529,9 @@ class ExprCodeGen:
             return self._debug_call(e)
         if name.startswith(MEMOIZE_CALL_PREFIXES):
             return self._memoize_call(e)
+        if name == STORE_FENCE:
+            store_fence(self.b, self.module)
+            return int_const(32, 0)
         if uses_vector_math(name, t):
             return self._vector_math(name, t, [self._expr(a) for a in e.args])
         if name in _UNARY_MATH:

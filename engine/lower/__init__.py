@@ -39,6 +39,7 @@ from pixelweave.engine.lower.schedule_functions import schedule_functions
 from pixelweave.engine.lower.simplify import clear_simplify_cache
 from pixelweave.engine.lower.sliding_window import sliding_window
 from pixelweave.engine.lower.storage_folding import storage_folding
+from pixelweave.engine.lower.streaming_stores import mark_streaming_stores
 from pixelweave.engine.lower.tracing import add_tracing
 from pixelweave.engine.lower.unroll import unroll_loops
 from pixelweave.engine.lower.vectorize import vectorize_loops
@@ -161,6 +162,8 @@ def _lower(
             (lambda s: partition_loops(s, _partition_policies(ctx))) if target != "opencl" else (lambda s: s),
         ),
         ("simplification", simplify_stmt),
+        # CPU targets: the stores of a large output bypass the caches
+        ("streaming stores", (lambda s: mark_streaming_stores(ctx, s)) if target != "opencl" else (lambda s: s)),
     ]
     start = time.perf_counter()
     stmt = schedule_functions(ctx)

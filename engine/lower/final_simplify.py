@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Type
-from pixelweave.engine.ir.visit import rebuild, walk
+from pixelweave.engine.ir.visit import rebuild
 from pixelweave.engine.lower.simplify import simplify
 from pixelweave.engine.lower.variable_names import VariableNames
 from pixelweave.engine.stmt import (
@@ -14,14 +14,13 @@ from pixelweave.engine.stmt import (
     For,
     IfThenElse,
     LetStmt,
-    Load,
     ProducerConsumer,
     Ramp,
     Stmt,
     make_block,
     no_op,
 )
-from pixelweave.engine.stmt_visit import StmtMutator
+from pixelweave.engine.stmt_visit import StmtMutator, reads_memory
 
 
 def simplify_stmt(stmt: Stmt) -> Stmt:
@@ -182,7 +181,7 @@ class _Simplify(StmtMutator):
         constant difference, which decides the tile's loops and their partitions."""
         hit = self._bound.get(value.key())
         if hit is not None:
-            return None if _reads_memory(value) else _plus(hit[0], hit[1], value.type())
+            return None if reads_memory(value) else _plus(hit[0], hit[1], value.type())
         split = _split_offset(value)
         if split is None:
             return None
@@ -190,7 +189,7 @@ class _Simplify(StmtMutator):
         if isinstance(inner, E.Variable):
             return value
         hit = self._bound.get(inner.key())
-        if hit is None or _reads_memory(inner):
+        if hit is None or reads_memory(inner):
             return None
         return _plus(hit[0], hit[1] + offset, value.type())
 
@@ -267,12 +266,6 @@ class _Captured(Exception):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.name = name
-
-
-def _reads_memory(value: E.Expr) -> bool:
-    """Whether value loads or calls: equal text may then be a different value (a store or
-    a call may come between the two lets)."""
-    return any(isinstance(n, (Load, E.Call)) for n in walk(value))
 
 
 def _trivial(value: E.Expr) -> bool:

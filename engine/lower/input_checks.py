@@ -10,14 +10,14 @@ from __future__ import annotations
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.types import Int
-from pixelweave.engine.ir.visit import walk
 from pixelweave.engine.lower.bounds_inference import assert_within, buffer_extent, buffer_min
 from pixelweave.engine.lower.context import FuncInfo, LoweringContext
 from pixelweave.engine.lower.flatten import output_first_strides
 from pixelweave.engine.lower.region import Scopes, box_touched
 from pixelweave.engine.reference import dim_label
 from pixelweave.engine.schedule import TailStrategy
-from pixelweave.engine.stmt import AssertStmt, LetStmt, Load, Stmt, make_block
+from pixelweave.engine.stmt import AssertStmt, LetStmt, Stmt, make_block
+from pixelweave.engine.stmt_visit import reads_memory
 
 
 def _dense(name: str, what: str, want: int = 1) -> AssertStmt:
@@ -43,7 +43,7 @@ def add_input_checks(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     # memory stays below the checks, which cover what it reads.
     lets: list[LetStmt] = []
     body = stmt
-    while isinstance(body, LetStmt) and not any(isinstance(n, (E.Call, Load)) for n in walk(body.value)):
+    while isinstance(body, LetStmt) and not reads_memory(body.value):
         lets.append(body)
         body = body.body
     scopes = Scopes()  # every input is asked about below the same statement

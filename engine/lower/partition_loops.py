@@ -44,8 +44,8 @@ from pixelweave.engine.ir.visit import find_variables, mutate, substitute, walk
 from pixelweave.engine.lower.simplify import as_const_int, simplify
 from pixelweave.engine.lower.variable_names import VariableNames
 from pixelweave.engine.schedule import Partition
-from pixelweave.engine.stmt import Broadcast, For, ForType, IfThenElse, LetStmt, Load, Ramp, Stmt, make_block
-from pixelweave.engine.stmt_visit import StmtMutator, stmt_exprs, walk_stmt
+from pixelweave.engine.stmt import Broadcast, For, ForType, IfThenElse, LetStmt, Ramp, Stmt, make_block
+from pixelweave.engine.stmt_visit import StmtMutator, reads_memory, stmt_exprs, walk_stmt
 
 I32 = Int(32)
 PARTITIONABLE = (ForType.SERIAL, ForType.PARALLEL)
@@ -139,7 +139,7 @@ def _partition(loop: For, tail_body: Callable[[], Stmt]) -> Stmt | None:
             continue
         tried.add(key)
         resolved = _resolve(cond, lets)
-        if resolved is None or _uses(resolved, inner) or not _uses(resolved, {v}) or _reads_memory(resolved):
+        if resolved is None or _uses(resolved, inner) or not _uses(resolved, {v}) or reads_memory(resolved):
             continue
         found = _solve_condition(resolved, v)
         if found is None:
@@ -294,12 +294,6 @@ def _inner_bindings(body: Stmt, v: str) -> tuple[dict[str, E.Expr | None], set[s
         lets[name] = None
     inner.update(name for name, value in lets.items() if value is None)
     return lets, inner
-
-
-def _reads_memory(e: E.Expr) -> bool:
-    """Whether e loads from a buffer: the loaded value may change from one iteration to the
-    next (the loop may store to it), and the buffer may not exist outside the loop."""
-    return any(isinstance(n, (Load, E.Call)) for n in walk(e))
 
 
 def _resolve(e: E.Expr, lets: dict[str, E.Expr | None]) -> E.Expr | None:

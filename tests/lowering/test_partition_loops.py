@@ -11,7 +11,7 @@ from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.visit import walk
 from pixelweave.engine.lower import lower
-from pixelweave.engine.stmt import For, IfThenElse, LetStmt, Stmt
+from pixelweave.engine.stmt import STORE_FENCE, Evaluate, For, IfThenElse, LetStmt, Stmt
 from pixelweave.engine.stmt_visit import stmt_exprs, walk_stmt
 
 import pixelweave as pw
@@ -85,8 +85,11 @@ def test_steady_state_has_no_boundary_tests():
     # y is parallel: as in Halide, one loop whose iterations choose the steady body or the
     # edges' (not three parallel loops, each waiting for the one before)
     (y_loop,) = loops_named(body, "f.s0.y")
-    assert isinstance(y_loop.body, IfThenElse)
-    steady_y, edge_y = y_loop.body.then_case, y_loop.body.else_case
+    # (then the fence of the output's streaming stores: streaming_stores.py)
+    partitioned, fence = y_loop.body.stmts
+    assert isinstance(partitioned, IfThenElse)
+    assert isinstance(fence, Evaluate) and fence.value.name == STORE_FENCE
+    steady_y, edge_y = partitioned.then_case, partitioned.else_case
     # x is partitioned in y's steady state only: as in Halide, the edges of an outer
     # partitioned loop keep their inner loops whole (Partition.Auto)
     assert len(loops_named(body, "f.s0.x.x")) == 4
