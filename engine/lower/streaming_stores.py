@@ -63,12 +63,8 @@ def mark_streaming_stores(ctx: LoweringContext, stmt: Stmt) -> Stmt:
     return body
 
 
-def store_fence() -> Evaluate:
-    """The statement that orders every streaming store before it with the stores after it."""
-    return _fence()
-
-
 def _fence() -> Evaluate:
+    """The statement that orders every streaming store before it with the stores after it."""
     return Evaluate(E.Call(Int(32), STORE_FENCE, (), "intrinsic"))
 
 
