@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
-from pixelweave.engine.ir.visit import rebuild
+from pixelweave.engine.ir.visit import find_variables, rebuild, substitute
 from pixelweave.engine.lower.loop_names import describe_loop
 from pixelweave.engine.lower.simplify import as_const_int, simplify
 from pixelweave.engine.stmt import (
@@ -53,10 +53,62 @@ class _VectorizeLoops(StmtMutator):
             )
         if lanes == 1:
             return For(s.name, s.min, s.extent, ForType.SERIAL, body)
+        serial = For(s.name, s.min, s.extent, ForType.SERIAL, body)
         try:
             return _Widen(s.name, simplify(s.min), lanes).mutate(body)
         except _CannotVectorize:
-            return For(s.name, s.min, s.extent, ForType.SERIAL, body)
+            return _guarded_vectors(s, body, lanes, serial)
+
+
+def _guarded_vectors(s: For, body: Stmt, lanes: int, serial: For) -> Stmt:
+    """A loop whose body is a guard (a GuardWithIf tail: `if (x < x.max + 1) ...`, after
+    lets) becomes, as in Halide, `if (every lane passes) vectors else the serial loop`.
+    The test is the guard at the first and the last lane, exact where each of its
+    comparisons is affine in the loop variable (a monotone truth over the lanes); loop
+    partitioning then finds it true in the steady state, which runs the vectors alone.
+    Any other body stays serial."""
+    lets: list[LetStmt] = []
+    inner = body
+    while isinstance(inner, LetStmt):
+        lets.append(inner)
+        inner = inner.body
+    if not isinstance(inner, IfThenElse) or inner.else_case is not None:
+        return serial
+    condition = inner.condition
+    for let in reversed(lets):
+        condition = substitute(condition, {let.name: let.value})
+    first = simplify(s.min)
+    last = simplify(E.Add(first, E.Const(first.type(), lanes - 1)))
+    if not _monotone_in(condition, s.name):
+        return serial
+    every_lane = simplify(E.And(substitute(condition, {s.name: first}), substitute(condition, {s.name: last})))
+    unguarded: Stmt = inner.then_case
+    for let in reversed(lets):
+        unguarded = LetStmt(let.name, let.value, unguarded)
+    try:
+        vectors = _Widen(s.name, first, lanes).mutate(unguarded)
+    except _CannotVectorize:
+        return serial
+    return IfThenElse(every_lane, vectors, serial)
+
+
+def _monotone_in(condition: E.Expr, var: str) -> bool:
+    """Whether condition is a conjunction of integer comparisons, each between a side that
+    does not use var and one that steps by a constant as var does (so each is true on one
+    side of a point, and true at two values of var means true between them)."""
+    if isinstance(condition, E.And):
+        return _monotone_in(condition.a, var) and _monotone_in(condition.b, var)
+    if not isinstance(condition, (E.LT, E.LE, E.GT, E.GE)):
+        return False
+    uses = [any(v.name == var for v in find_variables(side)) for side in (condition.a, condition.b)]
+    if uses.count(True) != 1:
+        return False
+    side = condition.a if uses[0] else condition.b
+    t = side.type()
+    if not t.is_int() or t.is_vector():
+        return False
+    step = E.Sub(substitute(side, {var: E.Add(E.Variable(var, t), E.Const(t, 1))}), side)
+    return as_const_int(simplify(step)) is not None
 
 
 def _broadcast(e: E.Expr, lanes: int) -> E.Expr:
