@@ -308,6 +308,15 @@ def main() -> None:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     initialize_llvm()
+    try:
+        _serve(stdin, stdout)
+    except BrokenPipeError:
+        # The parent exited (a short script ends before the worker is ready): no one is
+        # left to answer, and the flush at exit would fail again with a traceback.
+        os._exit(0)
+
+
+def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     _write_frame(stdout, {"ready": True})
     while True:
         try:

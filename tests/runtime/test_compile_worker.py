@@ -192,6 +192,25 @@ def test_worker_exits_with_its_parent() -> None:
     assert not _alive(pid)
 
 
+def test_worker_whose_parent_left_before_it_was_ready_exits_quietly() -> None:
+    """A short script may end while the worker still starts LLVM: the worker's first reply
+    then meets a closed pipe, which must end it without a traceback on the script's stderr."""
+    program = textwrap.dedent(
+        """
+        import os
+        from pixelweave.engine.runtime import compile_worker
+        compile_worker.start_compile_worker(wait_seconds=0)
+        print(compile_worker.worker_process_id(), flush=True)
+        os._exit(0)
+        """
+    )
+    env = {**os.environ, compile_worker.WORKER_ENV: "1"}
+    # stderr is shared with the worker: run() returns once the worker, too, has closed it
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=120)
+    assert done.stdout.split()[-1].isdigit()
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
