@@ -10,9 +10,19 @@ from pixelweave.engine.errors import ScheduleError
 from pixelweave.engine.ir import expr as E
 from pixelweave.engine.ir.func import Definition, Func
 from pixelweave.engine.ir.param import ImageParam, Param
-from pixelweave.engine.ir.types import Int
+from pixelweave.engine.ir.types import Int, Type
 from pixelweave.engine.pipeline import Pipeline
-from pixelweave.engine.schedule import FuncSchedule, LoopLevel, MemoryType, StageSchedule, TailStrategy, resolve_tail
+from pixelweave.engine.schedule import (
+    Dim,
+    FuncSchedule,
+    LoopLevel,
+    MemoryType,
+    Split,
+    StageSchedule,
+    TailStrategy,
+    resolve_tail,
+)
+from pixelweave.engine.stmt import ForType
 
 if TYPE_CHECKING:
     from pixelweave.engine.lower.compute_with import FusedGroup
@@ -171,6 +181,8 @@ def _copy_consumed_outputs(ctx: LoweringContext, used: set[str]) -> None:
             call = E.Call(info.types[index], internal, args, "func", info.func, index)
             d = Definition(args, call, pure_vars=tuple(info.pure_vars))
             d.schedule = StageSchedule.for_definition(d)
+            if ctx.target != "opencl":
+                _schedule_copy(d.schedule, info.types[index])
             copy = FuncInfo(
                 _OutputCopy(copy_name), copy_name, [StageInfo(d, d.schedule)], FuncSchedule(), True, info.pure_vars
             )
@@ -178,6 +190,26 @@ def _copy_consumed_outputs(ctx: LoweringContext, used: set[str]) -> None:
         if is_tuple:
             at = ctx.output_names.index(out_name)
             ctx.output_names[at : at + 1] = [name for name, _ in copies]
+
+
+# Bytes a vector of an output copy spans: a cache line, which a streaming store writes whole.
+COPY_VECTOR_BYTES = 64
+
+
+def _schedule_copy(schedule: StageSchedule, t: Type) -> None:
+    """An output's copy from its scratch storage: vectors along the innermost dimension
+    (guarded, so any width: the steady state is vectors alone), the outermost dimension's
+    rows in parallel. Unscheduled it was one element at a time on one thread."""
+    dims = schedule.dims  # innermost first
+    if not dims:
+        return
+    if len(dims) > 1:
+        dims[-1].for_type = ForType.PARALLEL
+    inner = dims[0]
+    lanes = max(COPY_VECTOR_BYTES // max(t.bits // 8, 1), 1)
+    lane_name = f"{inner.name}.v0"
+    schedule.splits.append(Split("split", inner.name, inner.name, lane_name, lanes, TailStrategy.GUARD_WITH_IF))
+    dims[0:1] = [Dim(lane_name, ForType.VECTORIZED, bounded=True), Dim(inner.name)]
 
 
 def _rounds_up(info: FuncInfo) -> bool:

@@ -158,12 +158,28 @@ def test_large_outputs_of_other_shapes_equal_the_reference(build):
         np.testing.assert_array_equal(ours, theirs)
 
 
-def test_outputs_copied_from_scratch_do_not_stream():
-    """A Tuple output is computed into scratch and copied one element at a time (see
-    engine/lower/context.py): nothing of it streams, and it is still right."""
+def tuple_output() -> list[pw.Func]:
     x, y = pw.Var("x"), pw.Var("y")
     inp = pw.ImageParam(pw.Float(32), 2, "input")
     out = pw.Func("out")
     out[x, y] = (inp[x, y] * 2, inp[x + 1, y] - inp[x, y])
     out.vectorize(x, 8).parallel(y)
-    assert "streaming" not in pw.Pipeline(out).lowered_stmt()
+    return [out]
+
+
+def test_an_output_copied_from_scratch_is_copied_in_vectors_that_stream():
+    """A Tuple output is computed into scratch and copied into one buffer per value (see
+    engine/lower/context.py): the copies run rows in parallel and guarded vectors, whose
+    stores stream like any output's."""
+    pipeline = pw.Pipeline(tuple_output())
+    nest = pipeline.loop_nest()
+    for name in ("out.0", "out.1"):
+        copy = nest[nest.index(f"produce {name}:") :]
+        assert "parallel y:" in copy and "vectorized x.v0 in [0, 15]:" in copy
+        assert f"(streaming if {name}.streaming)" in pipeline.lowered_stmt()
+    width, height = 1003, rows_for(STREAMING_MIN_BYTES, 1003)
+    image = np.random.default_rng(5).random((height + 1, width + 1), dtype=np.float32)
+    ours = pipeline.compile()([width, height], {"input": image})
+    expected = pipeline.realize_reference([width, height], {"input": image})
+    for a, b in zip(ours, expected, strict=True):
+        np.testing.assert_array_equal(a, b)
