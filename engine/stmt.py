@@ -276,6 +276,9 @@ class Allocate(Stmt):
 # The intrinsic (an Evaluate of a Call of no arguments) that orders every streaming store
 # before it with every store after it (streaming_stores.py places it).
 STORE_FENCE = "streaming_store_fence"
+# The narrowest vector store that streams (a non-temporal store of SSE's 16 bytes; LLVM
+# splits a narrower non-temporal vector into scalar stores).
+STREAMING_MIN_VECTOR_BYTES = 16
 
 
 class Store(Stmt):

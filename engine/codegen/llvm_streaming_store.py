@@ -12,10 +12,10 @@ so the test is predicted, and LLVM may unswitch it.
 from __future__ import annotations
 
 from pixelweave.engine.codegen.llvm_ir import FunctionBuilder, ModuleBuilder, Value, int_const
+from pixelweave.engine.stmt import STREAMING_MIN_VECTOR_BYTES
 
 # Wider vectors stream as several 64-byte stores (a cache line each).
 LINE_BYTES = 64
-MIN_STREAMED_BYTES = 16
 
 
 def streams_on(triple: str) -> bool:
@@ -26,7 +26,7 @@ def streams_on(triple: str) -> bool:
 def streamed_alignment(vector_bytes: int) -> int | None:
     """The alignment a streaming store of vector_bytes needs, or None if it cannot stream."""
     line = min(vector_bytes & -vector_bytes, LINE_BYTES)
-    return line if line >= MIN_STREAMED_BYTES else None
+    return line if line >= STREAMING_MIN_VECTOR_BYTES else None
 
 
 def streaming_store(

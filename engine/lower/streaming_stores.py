@@ -24,6 +24,7 @@ from pixelweave.engine.ir.visit import walk
 from pixelweave.engine.lower.context import LoweringContext
 from pixelweave.engine.stmt import (
     STORE_FENCE,
+    STREAMING_MIN_VECTOR_BYTES,
     Allocate,
     Evaluate,
     For,
@@ -40,9 +41,6 @@ from pixelweave.engine.stmt_visit import StmtMutator, stmt_exprs, walk_stmt
 # Outputs smaller than this keep their stores cached (the private caches of one core are
 # 1-2 MiB on current x86; the caller reads a result this size or smaller while it is cached).
 STREAMING_MIN_BYTES = 4 << 20
-# A vector store streams whole when it is at least this many bytes (SSE's 16-byte lines of
-# a write-combining buffer; LLVM splits a narrower non-temporal vector into scalar stores).
-STREAMING_MIN_VECTOR_BYTES = 16
 
 
 def streaming_condition_name(output: str) -> str:
@@ -59,7 +57,7 @@ def mark_streaming_stores(ctx: LoweringContext, stmt: Stmt) -> Stmt:
         return stmt
     body = make_block([body, _fence()])
     for name in sorted(marker.marked, reverse=True):
-        body = LetStmt(streaming_condition_name(name), _large(ctx, name), body)
+        body = LetStmt(streaming_condition_name(name), _large(ctx, name, outputs[name]), body)
     return body
 
 
@@ -80,12 +78,10 @@ def _streamable_outputs(ctx: LoweringContext, stmt: Stmt) -> dict[str, int]:
     return {name: size for name, size in outputs.items() if name not in read}
 
 
-def _large(ctx: LoweringContext, name: str) -> E.Expr:
+def _large(ctx: LoweringContext, name: str, element_bytes: int) -> E.Expr:
     """Whether the output holds at least STREAMING_MIN_BYTES, from its buffer's extents."""
-    info = ctx.by_name(name)
-    element = max(info.type.bits // 8, 1)
-    size: E.Expr = E.Const(Int(64), element)
-    for k in range(len(info.pure_vars)):
+    size: E.Expr = E.Const(Int(64), element_bytes)
+    for k in range(len(ctx.by_name(name).pure_vars)):
         extent = E.Variable(f"{name}.extent.{k}", Int(32), "param")
         size = E.Mul(size, E.Cast(Int(64), extent))
     return E.GE(size, E.Const(Int(64), STREAMING_MIN_BYTES))
